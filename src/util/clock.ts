@@ -1,0 +1,56 @@
+/**
+ * Time, injected. Engine code never calls `Date.now()` or `setTimeout` directly: it asks a
+ * {@link Clock}, so tests can run on virtual time (see `testing/fake-clock.ts`).
+ */
+
+/** An opaque handle for a scheduled callback. */
+export interface TimerHandle {
+  readonly id: number;
+}
+
+export interface Clock {
+  /** Milliseconds since the epoch. */
+  now(): number;
+  /** Run `fn` after `ms` milliseconds; timers never keep the process alive. */
+  setTimeout(fn: () => void, ms: number): TimerHandle;
+  clearTimeout(handle: TimerHandle): void;
+}
+
+let nextId = 1;
+
+/** The real clock, backed by Node's timers (unref'ed, so a pending timer never holds the process). */
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  setTimeout(fn, ms) {
+    const timer = setTimeout(fn, ms);
+    timer.unref();
+    return { id: nextId++, timer } as TimerHandle;
+  },
+  clearTimeout(handle) {
+    clearTimeout((handle as TimerHandle & { timer: NodeJS.Timeout }).timer);
+  },
+};
+
+/**
+ * Resolve after `ms` on `clock`, or reject with the signal's reason when it aborts first.
+ *
+ * @example
+ * await sleep(systemClock, 500, signal);
+ */
+export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted === true) {
+      reject(signal.reason as Error);
+      return;
+    }
+    const onAbort = (): void => {
+      clock.clearTimeout(handle);
+      reject(signal?.reason as Error);
+    };
+    const handle = clock.setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

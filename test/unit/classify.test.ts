@@ -1,0 +1,56 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { apiErrorFromResponse } from '../../src/errors/api-error.js';
+import { isExpired, isRetryable, isForbidden, retryAfterSeconds, errorKind } from '../../src/errors/classify.js';
+import { TransportError, DecodeError } from '../../src/errors/raven-error.js';
+
+test('a Status body is kept as the error status with its reason and message', () => {
+  const body = JSON.stringify({
+    kind: 'Status',
+    apiVersion: 'v1',
+    status: 'Failure',
+    message: 'too old resource version: 1 (2)',
+    reason: 'Expired',
+    code: 410,
+  });
+  const err = apiErrorFromResponse(410, body, { method: 'GET', path: '/api/v1/pods?watch=1' });
+  assert.equal(err.statusCode, 410);
+  assert.equal(err.reason, 'Expired');
+  assert.match(err.message, /410 Expired: too old resource version.*GET \/api\/v1\/pods/);
+  assert.equal(isExpired(err), true);
+  assert.equal(isRetryable(err), false);
+});
+
+test('a non-Status body is turned into a synthesised Status naming the HTTP code', () => {
+  const err = apiErrorFromResponse(503, '<html>upstream down</html>');
+  assert.equal(err.status.reason, 'ServiceUnavailable');
+  assert.equal(err.status.code, 503);
+  assert.equal(isRetryable(err), true);
+  assert.equal(errorKind(err), 'api:503');
+});
+
+test('Retry-After header becomes retryAfterSeconds unless the Status already carries one', () => {
+  const err = apiErrorFromResponse(429, 'slow down', undefined, '7');
+  assert.equal(retryAfterSeconds(err), 7);
+  assert.equal(isRetryable(err), true);
+  const withDetails = apiErrorFromResponse(
+    429,
+    JSON.stringify({ kind: 'Status', code: 429, reason: 'TooManyRequests', details: { retryAfterSeconds: 2 } }),
+    undefined,
+    '9',
+  );
+  assert.equal(retryAfterSeconds(withDetails), 2);
+});
+
+test('403 is not retryable as such but is recognised as forbidden', () => {
+  const err = apiErrorFromResponse(403, JSON.stringify({ kind: 'Status', code: 403, reason: 'Forbidden' }));
+  assert.equal(isForbidden(err), true);
+  assert.equal(isRetryable(err), false);
+});
+
+test('transport failures are retryable and decode failures are not', () => {
+  assert.equal(isRetryable(new TransportError('reset')), true);
+  assert.equal(isRetryable(new DecodeError('bad json')), false);
+  assert.equal(errorKind(new DecodeError('bad json')), 'decode');
+  assert.equal(isExpired(new Error('410')), false);
+});

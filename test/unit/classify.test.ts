@@ -1,7 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { apiErrorFromResponse } from '../../src/errors/api-error.js';
-import { isExpired, isRetryable, isForbidden, retryAfterSeconds, errorKind } from '../../src/errors/classify.js';
+import {
+  isExpired,
+  isRetryable,
+  isForbidden,
+  retryAfterSeconds,
+  errorKind,
+} from '../../src/errors/classify.js';
 import { TransportError, DecodeError } from '../../src/errors/raven-error.js';
 
 test('a Status body is kept as the error status with its reason and message', () => {
@@ -35,7 +41,12 @@ test('Retry-After header becomes retryAfterSeconds unless the Status already car
   assert.equal(isRetryable(err), true);
   const withDetails = apiErrorFromResponse(
     429,
-    JSON.stringify({ kind: 'Status', code: 429, reason: 'TooManyRequests', details: { retryAfterSeconds: 2 } }),
+    JSON.stringify({
+      kind: 'Status',
+      code: 429,
+      reason: 'TooManyRequests',
+      details: { retryAfterSeconds: 2 },
+    }),
     undefined,
     '9',
   );

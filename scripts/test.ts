@@ -1,0 +1,85 @@
+/**
+ * The whole test suite in one run of node's test runner: unit and fault tests, and end-to-end
+ * tests against one real control plane started here for the run (and stopped afterwards).
+ *
+ *   tsx scripts/test.ts            everything
+ *   tsx scripts/test.ts --unit     unit and fault tests only (no control plane)
+ *   tsx scripts/test.ts FILE...    the given test files (a control plane if any is under test/e2e)
+ */
+import { spawn } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { ensureBinaries, repoRoot } from '../test/harness/binaries.js';
+import { ControlPlane } from '../test/harness/control-plane.js';
+
+function find(dir: string): string[] {
+  let out: string[] = [];
+  let entries: string[];
+  try {
+    entries = readdirSync(dir);
+  } catch {
+    return out;
+  }
+  for (const name of entries.sort()) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) out = out.concat(find(path));
+    else if (name.endsWith('.test.ts')) out.push(relative(repoRoot, path));
+  }
+  return out;
+}
+
+async function main(args: string[]): Promise<number> {
+  const unitOnly = args.includes('--unit');
+  const explicit = args.filter((a) => !a.startsWith('--'));
+  const files =
+    explicit.length > 0
+      ? explicit
+      : [
+          ...find(join(repoRoot, 'test', 'unit')),
+          ...find(join(repoRoot, 'test', 'fault')),
+          ...(unitOnly ? [] : find(join(repoRoot, 'test', 'e2e'))),
+        ];
+  const needsCluster = files.some((f) => f.includes('e2e'));
+  const env = { ...process.env };
+  let plane: ControlPlane | undefined;
+  let dir: string | undefined;
+  if (needsCluster) {
+    const started = Date.now();
+    const binaries = await ensureBinaries((line) => process.stderr.write(`test: ${line}\n`));
+    dir = await mkdtemp(join(tmpdir(), 'raven-test-cluster-'));
+    plane = await ControlPlane.start(dir, binaries);
+    process.stderr.write(
+      `test: control plane ${binaries.kubernetesVersion} ready in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+    );
+    env.RAVEN_TEST_CLUSTER_DIR = dir;
+  }
+  try {
+    const concurrency = process.env.RAVEN_TEST_CONCURRENCY ?? '2';
+    return await new Promise<number>((resolve) => {
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...files],
+        { cwd: repoRoot, env, stdio: 'inherit' },
+      );
+      const forward = (signal: NodeJS.Signals): void => {
+        child.kill(signal);
+      };
+      process.on('SIGINT', forward).on('SIGTERM', forward);
+      child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+    });
+  } finally {
+    if (plane) await plane.stop();
+    if (dir && process.env.RAVEN_KEEP_TEST_CLUSTER === undefined)
+      await rm(dir, { recursive: true, force: true });
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`test: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,34 @@
+/**
+ * Small helpers for AbortSignal plumbing shared by the client layer.
+ */
+
+/** The reason a signal was aborted, as an Error (a DOMException AbortError by default). */
+export function abortReason(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error ? reason : new DOMException('This operation was aborted', 'AbortError');
+}
+
+/**
+ * Settle with `promise`, or reject with the signal's reason as soon as it aborts. The underlying
+ * work is not cancelled: use this when the work is shared with other callers.
+ */
+export function raceSignal<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return promise;
+  if (signal.aborted) return Promise.reject(abortReason(signal));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => {
+      reject(abortReason(signal));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (err: Error) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    );
+  });
+}

@@ -1,0 +1,124 @@
+/**
+ * Decodes a watch response body (newline-delimited JSON) into {@link WatchEvent}s, incrementally.
+ *
+ * Guarantees:
+ * - chunk boundaries anywhere (mid-line, mid UTF-8 character) do not change the result;
+ * - a malformed line (bad JSON, missing or unknown `type`, `object` not an object, an ERROR whose
+ *   object is not a Status), a line over `maxLineBytes`, and a truncated last line are thrown as a
+ *   {@link StreamDecodeError} with the line's position: the stream is broken and the caller resumes
+ *   or relists. Nothing is skipped silently; blank lines carry nothing and are ignored;
+ * - an ERROR event carrying a Status is yielded as a value with an {@link ApiError}.
+ *
+ * With `filter`, a line's type and metadata are read from the raw text (see `peek.ts`) and a
+ * rejected event is never parsed; a line the scanner is unsure about is parsed first and then
+ * offered to the filter, so the filter sees every non-ERROR event either way. A line dropped by
+ * the filter is not validated beyond what the peek read.
+ */
+import type { Status } from 'kubernetes-types/meta/v1.js';
+import { ApiError, isStatus } from '../../errors/api-error.js';
+import { utf8 } from './bytes.js';
+import { parseWithoutManagedFields } from './drop-managed-fields.js';
+import { DEFAULT_MAX_LINE_BYTES, LineSplitter, type RawLine } from './line-splitter.js';
+import { objectPeekOf, peekWatchEvent, type WatchEventPeek } from './peek.js';
+import { isPlainObject } from './plain-object.js';
+import { StreamDecodeError } from './stream-decode-error.js';
+import { isObjectEventType, type KubeObject, type WatchEvent } from './watch-event.js';
+
+/** Options for {@link decodeWatchEvents}. */
+export interface DecodeWatchOptions {
+  /** Drop `object.metadata.managedFields`, cutting it from the text before parsing. */
+  dropManagedFields?: boolean;
+  /** Return false to drop an event before it is parsed. Never consulted for ERROR events. */
+  filter?: (peek: WatchEventPeek) => boolean;
+  /** Longest accepted line, in bytes; default {@link DEFAULT_MAX_LINE_BYTES}. */
+  maxLineBytes?: number;
+}
+
+/**
+ * Decode a watch body into events.
+ *
+ * @example
+ * for await (const event of decodeWatchEvents(response.body, { dropManagedFields: true })) {
+ *   if (event.type === 'ERROR') handleError(event.error); // isExpired(event.error) => relist
+ *   else apply(event.type, event.object);
+ * }
+ */
+export async function* decodeWatchEvents<T extends object = KubeObject>(
+  body: AsyncIterable<Uint8Array>,
+  options: DecodeWatchOptions = {},
+): AsyncGenerator<WatchEvent<T>, void, undefined> {
+  const splitter = new LineSplitter(options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
+  for await (const chunk of body) {
+    for (const line of splitter.push(chunk)) {
+      const event = decodeWatchLine<T>(line, options);
+      if (event !== undefined) yield event;
+    }
+  }
+  const rest = splitter.end();
+  if (rest === undefined) return;
+  const text = utf8(rest.bytes);
+  if (text.trim() !== '') throw new StreamDecodeError('stream ended in the middle of a line', rest, text);
+}
+
+/**
+ * Decode one line (without its newline); undefined for a blank line or an event the filter dropped.
+ * Exposed for callers that do their own framing.
+ */
+export function decodeWatchLine<T extends object = KubeObject>(
+  line: RawLine,
+  options: DecodeWatchOptions = {},
+): WatchEvent<T> | undefined {
+  const text = utf8(line.bytes);
+  const { filter } = options;
+  let peeked = false;
+  if (filter !== undefined) {
+    const peek = peekWatchEvent(text);
+    if (peek !== undefined && isObjectEventType(peek.type)) {
+      if (!filter(peek)) return undefined;
+      peeked = true;
+    }
+  }
+  let value: unknown;
+  try {
+    value = options.dropManagedFields === true ? parseWithoutManagedFields(text, 'event') : JSON.parse(text);
+  } catch (err) {
+    if (text.trim() === '') return undefined;
+    throw new StreamDecodeError(`malformed watch event (${(err as Error).message})`, line, text, {
+      cause: err,
+    });
+  }
+  const event = toWatchEvent<T>(value, line, text);
+  if (
+    filter !== undefined &&
+    !peeked &&
+    event.type !== 'ERROR' &&
+    !filter({ type: event.type, ...objectPeekOf(event.object) })
+  ) {
+    return undefined;
+  }
+  return event;
+}
+
+function toWatchEvent<T extends object>(value: unknown, line: RawLine, text: string): WatchEvent<T> {
+  if (!isPlainObject(value)) throw new StreamDecodeError('watch event is not a JSON object', line, text);
+  const { type, object } = value;
+  if (type === 'ERROR') {
+    if (!isStatus(object)) throw new StreamDecodeError('ERROR watch event without a Status', line, text);
+    return { type, object, error: errorFromStatus(object) };
+  }
+  if (!isObjectEventType(type)) {
+    const problem =
+      type === undefined
+        ? 'watch event without a type'
+        : `watch event of unknown type ${JSON.stringify(type)} (expected ADDED, MODIFIED, DELETED, BOOKMARK or ERROR)`;
+    throw new StreamDecodeError(problem, line, text);
+  }
+  if (!isPlainObject(object))
+    throw new StreamDecodeError(`${type} watch event whose object is not an object`, line, text);
+  return { type, object: object as T };
+}
+
+/** An in-stream Status becomes an ApiError; a Status without a code is a server failure (500). */
+function errorFromStatus(status: Status): ApiError {
+  return new ApiError(typeof status.code === 'number' ? status.code : 500, status);
+}

@@ -1,0 +1,66 @@
+/**
+ * Parsing with `metadata.managedFields` dropped. Server-side apply bookkeeping is often the largest
+ * part of an object and is useless to a watcher, so it is cut out of the raw text before
+ * `JSON.parse`, which then never builds it.
+ *
+ * Contract: the result equals parse-then-delete. The cut is only an optimisation: when the scanner
+ * is unsure where the member is, the whole text is parsed and the member deleted afterwards, and
+ * the member is always deleted from the result, so duplicate keys cannot leak it. The content of a
+ * cut member is not validated.
+ */
+import { isPlainObject } from './plain-object.js';
+import { MALFORMED, scanObject, skipWhitespace, type Member } from './json-scanner.js';
+
+/** Where the object metadata sits: in a watch event (`object.metadata`) or at the top (`metadata`). */
+export type ManagedFieldsLocation = 'event' | 'object';
+
+const paths: Record<ManagedFieldsLocation, readonly string[]> = {
+  event: ['object', 'metadata', 'managedFields'],
+  object: ['metadata', 'managedFields'],
+};
+
+/**
+ * `JSON.parse(text)` without `metadata.managedFields`. Throws what `JSON.parse` throws.
+ *
+ * @example
+ * parseWithoutManagedFields('{"metadata":{"name":"a","managedFields":[{"manager":"kubectl"}]}}', 'object');
+ * // => { metadata: { name: 'a' } }
+ */
+export function parseWithoutManagedFields(text: string, location: ManagedFieldsLocation): unknown {
+  const path = paths[location];
+  const cut = cutMember(text, skipWhitespace(text, 0), path);
+  const value: unknown = JSON.parse(cut ?? text);
+  deleteAt(value, path);
+  return value;
+}
+
+/** `text` with the member at `path` removed, or undefined when it is absent or not found for sure. */
+export function cutMember(text: string, open: number, path: readonly string[]): string | undefined {
+  const [head, ...rest] = path;
+  let found: Member | undefined;
+  const end = scanObject(text, open, (member) => {
+    if (member.key !== head) return true;
+    found = member;
+    return false;
+  });
+  if (end === MALFORMED || found === undefined) return undefined;
+  if (rest.length > 0) {
+    return text.charCodeAt(found.valueStart) === 0x7b ? cutMember(text, found.valueStart, rest) : undefined;
+  }
+  if (found.commaBefore >= 0) return text.slice(0, found.commaBefore) + text.slice(found.valueEnd);
+  const next = skipWhitespace(text, found.valueEnd);
+  const to = text.charCodeAt(next) === 0x2c ? next + 1 : found.valueEnd;
+  return text.slice(0, found.keyStart) + text.slice(to);
+}
+
+/** Delete the member at `path` from a parsed value, if the path exists. */
+export function deleteAt(value: unknown, path: readonly string[]): void {
+  let target = value;
+  for (let i = 0; i < path.length - 1; i++) {
+    if (!isPlainObject(target)) return;
+    target = target[path[i] ?? ''];
+  }
+  const last = path[path.length - 1];
+  if (isPlainObject(target) && last !== undefined && Object.hasOwn(target, last))
+    Reflect.deleteProperty(target, last);
+}

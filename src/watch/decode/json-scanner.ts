@@ -1,0 +1,143 @@
+/**
+ * A small structural scanner over JSON text, for looking at a few members of a large document
+ * without parsing it. It walks objects member by member and skips values by matching brackets,
+ * aware of strings and escapes, so a key that appears inside a string or a nested object is never
+ * mistaken for the member being looked for.
+ *
+ * Contract: the scanner validates only the structure it walks. Every function answers
+ * {@link MALFORMED} (or undefined) when the text does not look as expected; callers then fall back
+ * to a full `JSON.parse`, which reports the real error. Duplicate keys are assumed absent (the
+ * apiserver never emits them); where `JSON.parse` keeps the last, the scanner sees the first.
+ */
+
+/** Returned when the text is not well-formed where the scanner looked. */
+export const MALFORMED = -1;
+/** Returned by {@link scanObject} when the visitor stopped the scan early. */
+export const STOPPED = -2;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/** Index of the first non-whitespace character at or after `i`. */
+export function skipWhitespace(s: string, i: number): number {
+  while (i < s.length) {
+    const c = s.charCodeAt(i);
+    if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) break;
+    i++;
+  }
+  return i;
+}
+
+/** `s[i]` is an opening quote; the index just past the closing quote, or MALFORMED. */
+export function skipString(s: string, i: number): number {
+  let from = i + 1;
+  for (;;) {
+    const quote = s.indexOf('"', from);
+    if (quote < 0) return MALFORMED;
+    let backslashes = 0;
+    while (s.charCodeAt(quote - 1 - backslashes) === BACKSLASH) backslashes++;
+    if (backslashes % 2 === 0) return quote + 1;
+    from = quote + 1;
+  }
+}
+
+/** Skip the value starting at `i` (no leading whitespace): the index just past it, or MALFORMED. */
+export function skipValue(s: string, i: number): number {
+  const c = s.charCodeAt(i);
+  if (c === QUOTE) return skipString(s, i);
+  if (c === 0x7b || c === 0x5b) return skipContainer(s, i);
+  let j = i;
+  while (j < s.length) {
+    const d = s.charCodeAt(j);
+    // Scalars (numbers, true, false, null) end at a delimiter or whitespace.
+    if (d === 0x2c || d === 0x7d || d === 0x5d || d === 0x20 || d === 0x0a || d === 0x0d || d === 0x09) break;
+    if (d === QUOTE || d === 0x7b || d === 0x5b || d === 0x3a) return MALFORMED;
+    j++;
+  }
+  return j === i ? MALFORMED : j;
+}
+
+/** `s[i]` opens an object or array; the index just past its matching close, or MALFORMED. */
+function skipContainer(s: string, i: number): number {
+  const stack: number[] = [];
+  let j = i;
+  while (j < s.length) {
+    const c = s.charCodeAt(j);
+    if (c === QUOTE) {
+      j = skipString(s, j);
+      if (j < 0) return MALFORMED;
+      continue;
+    }
+    if (c === 0x7b || c === 0x5b) {
+      stack.push(c + 2); // '{' + 2 === '}', '[' + 2 === ']'
+    } else if (c === 0x7d || c === 0x5d) {
+      if (stack.pop() !== c) return MALFORMED;
+      if (stack.length === 0) return j + 1;
+    }
+    j++;
+  }
+  return MALFORMED;
+}
+
+/**
+ * The string value of the JSON string spanning `[start, end)`, or undefined when it is not a
+ * valid string. Strings without escapes are sliced, not parsed.
+ */
+export function readString(s: string, start: number, end: number): string | undefined {
+  const inner = s.slice(start + 1, end - 1);
+  if (!inner.includes('\\')) return inner;
+  try {
+    const value: unknown = JSON.parse(s.slice(start, end));
+    return typeof value === 'string' ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** One member of an object, as positions in the text. */
+export interface Member {
+  key: string;
+  keyStart: number;
+  valueStart: number;
+  valueEnd: number;
+  /** Index of the comma before this member, or -1 for the first member. */
+  commaBefore: number;
+}
+
+/**
+ * Visit the members of the object opening at `s[start]` in order, until `visit` returns false.
+ * Answers the index just past the closing brace, {@link STOPPED}, or {@link MALFORMED}.
+ *
+ * @example
+ * let kind: string | undefined;
+ * scanObject(text, 0, (m) => {
+ *   if (m.key === 'kind') kind = readString(text, m.valueStart, m.valueEnd);
+ *   return kind === undefined;
+ * });
+ */
+export function scanObject(s: string, start: number, visit: (member: Member) => boolean): number {
+  if (s.charCodeAt(start) !== 0x7b) return MALFORMED;
+  let i = skipWhitespace(s, start + 1);
+  if (s.charCodeAt(i) === 0x7d) return i + 1;
+  let commaBefore = -1;
+  for (;;) {
+    if (s.charCodeAt(i) !== QUOTE) return MALFORMED;
+    const keyStart = i;
+    const keyEnd = skipString(s, i);
+    if (keyEnd < 0) return MALFORMED;
+    const key = readString(s, keyStart, keyEnd);
+    if (key === undefined) return MALFORMED;
+    i = skipWhitespace(s, keyEnd);
+    if (s.charCodeAt(i) !== 0x3a) return MALFORMED;
+    const valueStart = skipWhitespace(s, i + 1);
+    const valueEnd = skipValue(s, valueStart);
+    if (valueEnd < 0) return MALFORMED;
+    if (!visit({ key, keyStart, valueStart, valueEnd, commaBefore })) return STOPPED;
+    i = skipWhitespace(s, valueEnd);
+    const c = s.charCodeAt(i);
+    if (c === 0x7d) return i + 1;
+    if (c !== 0x2c) return MALFORMED;
+    commaBefore = i;
+    i = skipWhitespace(s, i + 1);
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * Pre-parse helpers: read a watch event's `type` and an object's identifying metadata from the raw
+ * JSON text without parsing it, so a caller can drop an event, or skip an object whose
+ * resourceVersion it already has, before paying for `JSON.parse` (which dominates decoding cost).
+ *
+ * Contract: a peek is either undefined ("not sure": the text is not shaped as expected) or exact:
+ * every field holds what `JSON.parse` would give, and a field is undefined only when the member is
+ * absent or not a string. Duplicate keys are assumed absent, as the apiserver never emits them.
+ */
+import { MALFORMED, readString, scanObject, skipWhitespace } from './json-scanner.js';
+import { isPlainObject } from './plain-object.js';
+
+/** The identifying metadata of an object, as strings. */
+export interface ObjectPeek {
+  resourceVersion?: string;
+  name?: string;
+  namespace?: string;
+  uid?: string;
+}
+
+/** A watch event's type plus its object's identifying metadata. */
+export interface WatchEventPeek extends ObjectPeek {
+  type: string;
+}
+
+const metaFields = ['resourceVersion', 'name', 'namespace', 'uid'] as const;
+
+/**
+ * Identifying metadata of the object whose text starts at `start` (after any whitespace).
+ *
+ * @example
+ * peekObject('{"kind":"Pod","metadata":{"name":"web-0","resourceVersion":"42"}}');
+ * // => { name: 'web-0', resourceVersion: '42' }
+ */
+export function peekObject(text: string, start = 0): ObjectPeek | undefined {
+  const open = skipWhitespace(text, start);
+  const peek: ObjectPeek = {};
+  let sure = true as boolean;
+  const end = scanObject(text, open, (member) => {
+    if (member.key !== 'metadata') return true;
+    if (text.charCodeAt(member.valueStart) === 0x7b) sure = peekMetadata(text, member.valueStart, peek);
+    return false;
+  });
+  return sure && end !== MALFORMED ? peek : undefined;
+}
+
+function peekMetadata(text: string, open: number, peek: ObjectPeek): boolean {
+  let found = 0;
+  let sure = true as boolean;
+  const end = scanObject(text, open, (member) => {
+    const field = metaFields.find((name) => name === member.key);
+    if (field === undefined) return true;
+    if (text.charCodeAt(member.valueStart) === 0x22) {
+      const value = readString(text, member.valueStart, member.valueEnd);
+      if (value === undefined) sure = false;
+      else peek[field] = value;
+    }
+    found++;
+    return sure && found < metaFields.length;
+  });
+  return sure && end !== MALFORMED;
+}
+
+/**
+ * The type and object metadata of one watch-event line, or undefined when the line does not look
+ * like a watch event (no string `type`, no object `object`): such a line must be parsed to learn
+ * what is wrong with it.
+ *
+ * @example
+ * peekWatchEvent('{"type":"MODIFIED","object":{"metadata":{"name":"a","resourceVersion":"7"}}}');
+ * // => { type: 'MODIFIED', name: 'a', resourceVersion: '7' }
+ */
+export function peekWatchEvent(line: string): WatchEventPeek | undefined {
+  // Assigned in the visitor; the casts stop flow analysis from assuming the initial values.
+  let type = undefined as string | undefined;
+  let object = undefined as ObjectPeek | undefined;
+  let sure = true as boolean;
+  const end = scanObject(line, skipWhitespace(line, 0), (member) => {
+    if (member.key === 'type') {
+      type =
+        line.charCodeAt(member.valueStart) === 0x22
+          ? readString(line, member.valueStart, member.valueEnd)
+          : undefined;
+      sure = type !== undefined;
+    } else if (member.key === 'object') {
+      object = line.charCodeAt(member.valueStart) === 0x7b ? peekObject(line, member.valueStart) : undefined;
+      sure = object !== undefined;
+    }
+    return sure && (type === undefined || object === undefined);
+  });
+  if (!sure || end === MALFORMED || type === undefined || object === undefined) return undefined;
+  return { type, ...object };
+}
+
+/** The same fields taken from an already parsed object, for when the text could not be peeked. */
+export function objectPeekOf(object: unknown): ObjectPeek {
+  const metadata = isPlainObject(object) ? object.metadata : undefined;
+  const peek: ObjectPeek = {};
+  if (!isPlainObject(metadata)) return peek;
+  for (const field of metaFields) {
+    const value = metadata[field];
+    if (typeof value === 'string') peek[field] = value;
+  }
+  return peek;
+}

@@ -1,0 +1,85 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { objectPeekOf, peekObject, peekWatchEvent } from '../../../src/watch/decode/peek.js';
+import { realisticPod } from './fixtures.js';
+
+/** What a full parse says the peek should be. */
+function parsedPeek(line: string): unknown {
+  const event = JSON.parse(line) as { type: string; object: unknown };
+  return { type: event.type, ...objectPeekOf(event.object) };
+}
+
+const tricky: [string, string][] = [
+  ['a realistic pod', JSON.stringify({ type: 'ADDED', object: realisticPod('web-0', '77') })],
+  [
+    'resourceVersion inside an annotation value and a nested object before metadata',
+    '{"type":"MODIFIED","object":{"spec":{"metadata":{"resourceVersion":"1","name":"inner"}},' +
+      '"metadata":{"annotations":{"x":"\\"resourceVersion\\":\\"2\\""},"resourceVersion":"3","name":"outer"}}}',
+  ],
+  [
+    'escaped quotes and backslashes in the name',
+    '{"type":"ADDED","object":{"metadata":{"name":"a\\"b\\\\","namespace":"n\\\\","uid":"u"}}}',
+  ],
+  [
+    'unicode escapes in keys and values',
+    '{"type":"DELETED","object":{"metadata":{"n\\u0061me":"\\u65e5\\u672c","resourceVersion":"\\u0039"}}}',
+  ],
+  ['type after object', '{"object":{"metadata":{"name":"late"}},"type":"ADDED"}'],
+  [
+    'whitespace everywhere',
+    ' { "type" : "ADDED" ,\t"object" : { "metadata" : { "name" : "a" , "uid" : "b" } } } ',
+  ],
+  [
+    'non-string metadata fields',
+    '{"type":"ADDED","object":{"metadata":{"name":null,"resourceVersion":7,"uid":{"a":1}}}}',
+  ],
+  ['metadata that is not an object', '{"type":"ADDED","object":{"metadata":"weird"}}'],
+  ['no metadata at all', '{"type":"BOOKMARK","object":{"kind":"Pod"}}'],
+  [
+    'a surrogate pair emoji',
+    '{"type":"ADDED","object":{"metadata":{"name":"😀","namespace":"\\ud83d\\ude00"}}}',
+  ],
+];
+
+for (const [what, line] of tricky) {
+  test(`peeking a watch event with ${what} agrees with a full parse`, () => {
+    assert.deepEqual(peekWatchEvent(line), parsedPeek(line));
+  });
+}
+
+test('peeking reads the outer metadata, not a nested one or a string that looks like one', () => {
+  const line = tricky[1]?.[1] ?? '';
+  assert.deepEqual(peekWatchEvent(line), { type: 'MODIFIED', resourceVersion: '3', name: 'outer' });
+});
+
+const unsure: [string, string][] = [
+  ['malformed JSON', '{"type":"ADDED","object":{"metadata":{"name":"a"}'],
+  ['an unterminated string', '{"type":"ADDED","object":{"metadata":{"name":"a}}}'],
+  ['a missing object', '{"type":"ADDED"}'],
+  ['an object that is not an object', '{"type":"ADDED","object":"x"}'],
+  ['a non-string type', '{"type":1,"object":{}}'],
+  ['a bad escape in a wanted value', '{"type":"ADDED","object":{"metadata":{"name":"\\x"}}}'],
+  [
+    'mismatched brackets inside a skipped value',
+    '{"type":"ADDED","object":{"spec":{"a":[1}],"metadata":{}}}',
+  ],
+  ['not an object', '[{"type":"ADDED"}]'],
+  ['an empty line', ''],
+];
+
+for (const [what, line] of unsure) {
+  test(`peeking a line with ${what} answers undefined rather than guessing`, () => {
+    assert.equal(peekWatchEvent(line), undefined);
+  });
+}
+
+test('peekObject reads a bare object, such as a list item', () => {
+  const pod = realisticPod('web-1', '9', 'prod');
+  const meta = pod.metadata as Record<string, string>;
+  assert.deepEqual(peekObject(JSON.stringify(pod)), {
+    name: 'web-1',
+    namespace: 'prod',
+    uid: meta.uid,
+    resourceVersion: '9',
+  });
+});

@@ -15,20 +15,14 @@ export function abortReason(signal: AbortSignal): Error {
 export function raceSignal<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (signal === undefined) return promise;
   if (signal.aborted) return Promise.reject(abortReason(signal));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => {
+  let onAbort = (): void => undefined;
+  const aborted = new Promise<never>((_resolve, reject) => {
+    onAbort = () => {
       reject(abortReason(signal));
     };
     signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (err: Error) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(err);
-      },
-    );
+  });
+  return Promise.race([promise, aborted]).finally(() => {
+    signal.removeEventListener('abort', onAbort);
   });
 }

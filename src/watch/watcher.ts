@@ -1,0 +1,440 @@
+/**
+ * list+watch that never silently stops and never loses or invents a change.
+ *
+ * A {@link Watcher} is an async iterable of {@link WatcherEvent}s for one collection (one path, one
+ * pair of selectors). It lists (paginated, or through the streaming initial list where the server
+ * serves it), then watches from the list's resourceVersion, resumes from the last resourceVersion
+ * after every disconnect, relists on 410 and reconciles (tombstones for what vanished, nothing for
+ * what did not change), and backs off on failures. It never ends by itself: errors are yielded as
+ * `error` events while it recovers, and `status()` tells where it is. It ends when its signal aborts,
+ * `close()` is called or the consumer stops iterating.
+ *
+ * The transitions are in `watcher-state.ts`; this file runs them.
+ */
+import { TransportError } from '../errors/raven-error.js';
+import { errorKind, isInvalid } from '../errors/classify.js';
+import { systemClock, sleep, type Clock } from '../util/clock.js';
+import { silentLogger, type Logger } from '../util/logger.js';
+import { Backoff, type BackoffOptions } from './backoff.js';
+import { decodeList } from './decode/decode-list.js';
+import { decodeWatchEvents } from './decode/decode-watch-events.js';
+import type { ObjectPeek, WatchEventPeek } from './decode/peek.js';
+import type { KubeObject } from './decode/watch-event.js';
+import { guardInactivity } from './inactivity.js';
+import { KnownObjects, keyOf } from './known-objects.js';
+import type { WatcherEvent, WatcherPhase, WatcherStatus } from './watcher-events.js';
+import { initialState, transition, type ListFrom, type Outcome, type WatcherState } from './watcher-state.js';
+
+/** The one thing a watcher needs from a client: open a streamed GET. `KubeClient` provides it. */
+export interface WatchTransport {
+  stream(request: {
+    path: string;
+    query?: Record<string, string | number | boolean | undefined>;
+    signal?: AbortSignal;
+  }): Promise<{ statusCode: number; body: AsyncIterable<Uint8Array> }>;
+}
+
+export interface WatcherOptions {
+  transport: WatchTransport;
+  /** Collection path, e.g. `/api/v1/namespaces/default/pods` or `/apis/apps/v1/deployments`. */
+  path: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Client-side scope filter, consulted before an object is parsed (namespace patterns). */
+  accept?: (peek: ObjectPeek) => boolean;
+  /** Items per list page. Default 500. */
+  pageSize?: number;
+  /** Try the streaming initial list (sendInitialEvents) first, falling back to list+watch. Default true. */
+  watchList?: boolean;
+  /** Drop metadata.managedFields before parsing (20-40% of a typical object). Default false. */
+  dropManagedFields?: boolean;
+  /** Keep every object so `modified` carries `previous` and tombstones the last state. Default true. */
+  keepObjects?: boolean;
+  /** Watch timeoutSeconds is drawn from [min, max) per stream so streams end and resume spread out. Default 300-600. */
+  timeoutSeconds?: { min: number; max: number };
+  /** No byte (event or bookmark) for this long means the stream is dead. Default 180 s (bookmarks come about once a minute). */
+  inactivityTimeoutMs?: number;
+  /** A stream that lived this long counts as healthy: backoff resets, a normal end resumes at once. Default 30 s. */
+  stableMs?: number;
+  backoff?: BackoffOptions;
+  clock?: Clock;
+  random?: () => number;
+  logger?: Logger;
+  signal?: AbortSignal;
+}
+
+const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
+
+type Query = Record<string, string | number | boolean | undefined>;
+
+/**
+ * Start watching. Iterate the result to receive events; it runs until aborted.
+ *
+ * @example
+ * const pods = watch({ transport: client, path: '/api/v1/namespaces/shop/pods', signal });
+ * for await (const event of pods) {
+ *   if (event.type === 'modified') console.log(event.object.metadata?.name, 'was', event.previous);
+ * }
+ */
+export function watch<T extends KubeObject = KubeObject>(options: WatcherOptions): Watcher<T> {
+  return new Watcher<T>(options);
+}
+
+export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable<WatcherEvent<T>> {
+  readonly #o: WatcherOptions;
+  readonly #clock: Clock;
+  readonly #random: () => number;
+  readonly #log: Logger;
+  readonly #backoff: Backoff;
+  readonly #known: KnownObjects<T>;
+  readonly #abort = new AbortController();
+  readonly #started: number;
+  #watchList: boolean;
+  #phase: WatcherPhase = 'listing';
+  #synced = false;
+  #resourceVersion: string | undefined;
+  #lastError: WatcherStatus['lastError'];
+  #lastEventAt: number | undefined;
+  #lists = 0;
+  #streams = 0;
+  #iterating = false;
+
+  constructor(options: WatcherOptions) {
+    this.#o = options;
+    this.#clock = options.clock ?? systemClock;
+    this.#random = options.random ?? Math.random;
+    this.#log = (options.logger ?? silentLogger).child({ path: options.path });
+    this.#backoff = new Backoff({ random: this.#random, ...options.backoff });
+    this.#known = new KnownObjects<T>(options.keepObjects ?? true);
+    this.#watchList = options.watchList ?? true;
+    this.#started = this.#clock.now();
+    options.signal?.addEventListener('abort', () => this.#abort.abort(options.signal?.reason), {
+      once: true,
+    });
+  }
+
+  /** A snapshot of where the watcher is. */
+  status(): WatcherStatus {
+    const since = this.#lastEventAt ?? this.#started;
+    return {
+      phase: this.#phase,
+      synced: this.#synced,
+      resourceVersion: this.#resourceVersion,
+      lastError: this.#lastError,
+      lastEventAt: this.#lastEventAt,
+      secondsSinceLastEvent: Math.max(0, (this.#clock.now() - since) / 1000),
+      relists: Math.max(0, this.#lists - 1),
+      reconnects: Math.max(0, this.#streams - 1),
+      failures: this.#backoff.failures,
+      watchList: this.#watchList,
+      objects: this.#known.size,
+    };
+  }
+
+  /** Stop: the current request is aborted and iteration ends. */
+  close(): void {
+    this.#abort.abort(new Error('watcher closed'));
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<WatcherEvent<T>> {
+    if (this.#iterating) throw new Error('a Watcher can be iterated once; share it through an informer');
+    this.#iterating = true;
+    return this.#run();
+  }
+
+  get #signal(): AbortSignal {
+    return this.#abort.signal;
+  }
+
+  #aborted(): boolean {
+    return this.#abort.signal.aborted;
+  }
+
+  async *#run(): AsyncGenerator<WatcherEvent<T>, void, undefined> {
+    let state: WatcherState = initialState(this.#watchList);
+    try {
+      while (state.kind !== 'stopped' && !this.#aborted()) {
+        const outcome = yield* this.#step(state);
+        if (outcome.kind === 'failed' && !this.#aborted()) {
+          const err = outcome.error instanceof Error ? outcome.error : new Error(String(outcome.error));
+          this.#lastError = { message: err.message, kind: errorKind(err), at: this.#clock.now() };
+          if (state.kind === 'watchList' && outcome.listed !== true && isInvalid(err)) {
+            this.#log.info({ err: err.message }, 'streaming initial list not served; using list+watch');
+            this.#watchList = false;
+          }
+        }
+        const next = transition(state, this.#aborted() ? { kind: 'aborted' } : outcome, {
+          resourceVersion: this.#resourceVersion,
+          watchList: this.#watchList,
+          stableMs: this.#o.stableMs ?? 30_000,
+          nextDelay: () => this.#backoff.fail(),
+        });
+        if (outcome.kind === 'failed' && !this.#aborted()) {
+          if (next.kind === 'backoff') {
+            // Missing RBAC, a 404 or repeated failures must not look like a quiet stream.
+            this.#phase = this.#backoff.failures >= 3 || !isTransient(outcome.error) ? 'failing' : 'backoff';
+          }
+          const err = outcome.error instanceof Error ? outcome.error : new Error(String(outcome.error));
+          this.#log.warn({ err: err.message, next: next.kind }, 'watch failed; recovering');
+          yield { type: 'error', error: err, status: this.status() };
+        }
+        state = next;
+      }
+    } finally {
+      this.#phase = 'stopped';
+      this.#abort.abort(new Error('watcher stopped'));
+    }
+  }
+
+  async *#step(state: WatcherState): AsyncGenerator<WatcherEvent<T>, Outcome, undefined> {
+    switch (state.kind) {
+      case 'list':
+        this.#phase = 'listing';
+        return yield* this.#list(state.from, state.paged);
+      case 'watchList':
+        this.#phase = 'listing';
+        return yield* this.#stream(this.#watchListQuery(state.from), true);
+      case 'watch':
+        return yield* this.#stream({ resourceVersion: state.resourceVersion }, false);
+      case 'backoff':
+        if (this.#phase !== 'failing') this.#phase = 'backoff';
+        try {
+          await sleep(this.#clock, state.delayMs, this.#signal);
+          return { kind: 'waited' };
+        } catch {
+          return { kind: 'aborted' };
+        }
+      case 'stopped':
+        return { kind: 'aborted' };
+      default: {
+        const unreachable: never = state;
+        return unreachable;
+      }
+    }
+  }
+
+  #selectors(): Query {
+    return { labelSelector: this.#o.labelSelector, fieldSelector: this.#o.fieldSelector };
+  }
+
+  #watchListQuery(from: ListFrom): Query {
+    return {
+      sendInitialEvents: true,
+      resourceVersionMatch: 'NotOlderThan',
+      resourceVersion: from.kind === 'notOlderThan' ? from.resourceVersion : '',
+    };
+  }
+
+  /** Reconcile one listed object against what is known; yields what changed. */
+  *#reconcile(object: T, seen: Set<string>, relist: boolean): Generator<WatcherEvent<T>, void, undefined> {
+    const key = keyOf(object.metadata);
+    seen.add(key);
+    const known = this.#known.get(key);
+    if (known === undefined) {
+      this.#known.set(key, object);
+      yield relist ? { type: 'added', object } : { type: 'initial', object };
+      return;
+    }
+    const uid = object.metadata?.uid;
+    if (known.uid !== undefined && uid !== undefined && known.uid !== uid) {
+      // Deleted and re-created under the same name while we were not watching.
+      this.#known.set(key, object);
+      yield { type: 'deleted', object: this.#known.lastState(key, known), tombstone: true };
+      yield { type: 'added', object };
+      return;
+    }
+    if (known.resourceVersion === object.metadata?.resourceVersion) return;
+    this.#known.set(key, object);
+    yield { type: 'modified', object, previous: known.object };
+  }
+
+  /** After a complete (re)list: everything known but not seen is gone. */
+  *#tombstones(seen: Set<string>): Generator<WatcherEvent<T>, void, undefined> {
+    const gone = [...this.#known.keys()].filter((key) => !seen.has(key));
+    for (const key of gone) {
+      const known = this.#known.delete(key);
+      if (known !== undefined)
+        yield { type: 'deleted', object: this.#known.lastState(key, known), tombstone: true };
+    }
+  }
+
+  #listFilter(seen: Set<string>): (peek: ObjectPeek) => boolean {
+    return (peek) => {
+      if (this.#o.accept !== undefined && !this.#o.accept(peek)) return false;
+      if (this.#known.unchanged(peek)) {
+        seen.add(keyOf(peek));
+        return false;
+      }
+      return true;
+    };
+  }
+
+  async *#list(from: ListFrom, paged: boolean): AsyncGenerator<WatcherEvent<T>, Outcome, undefined> {
+    this.#lists++;
+    const relist = this.#synced;
+    const seen = new Set<string>();
+    let continueToken: string | undefined;
+    let continued = false;
+    for (;;) {
+      const query: Query = { ...this.#selectors(), limit: paged ? (this.#o.pageSize ?? 500) : undefined };
+      if (continueToken !== undefined) query.continue = continueToken;
+      else if (from.kind === 'notOlderThan') {
+        query.resourceVersion = from.resourceVersion;
+        query.resourceVersionMatch = 'NotOlderThan';
+      }
+      let resourceVersion: string | undefined;
+      try {
+        const response = await this.#o.transport.stream({ path: this.#o.path, query, signal: this.#signal });
+        const items = decodeList<T>(response.body, {
+          dropManagedFields: this.#o.dropManagedFields,
+          filter: this.#listFilter(seen),
+        });
+        for await (const object of items) yield* this.#reconcile(object, seen, relist);
+        const { metadata } = items.result();
+        resourceVersion = metadata.resourceVersion;
+        continueToken =
+          paged && metadata.continue !== undefined && metadata.continue !== ''
+            ? metadata.continue
+            : undefined;
+      } catch (error) {
+        if (this.#aborted()) return { kind: 'aborted' };
+        return { kind: 'failed', error, continued };
+      }
+      if (continueToken !== undefined) {
+        continued = true;
+        continue;
+      }
+      if (resourceVersion === undefined || resourceVersion === '') {
+        return {
+          kind: 'failed',
+          error: new TransportError(`list of ${this.#o.path} returned no resourceVersion`),
+        };
+      }
+      yield* this.#tombstones(seen);
+      this.#resourceVersion = resourceVersion;
+      this.#synced = true;
+      this.#lastEventAt = this.#clock.now();
+      yield { type: 'synced', resourceVersion, relist };
+      return { kind: 'listed', resourceVersion };
+    }
+  }
+
+  #timeoutSeconds(): number {
+    const { min, max } = this.#o.timeoutSeconds ?? { min: 300, max: 600 };
+    return Math.floor(min + this.#random() * Math.max(0, max - min));
+  }
+
+  /**
+   * One watch stream. With `initial`, it is a streaming initial list (sendInitialEvents): events up
+   * to the initial-events-end bookmark are reconciled like list items, then it goes on as a watch.
+   */
+  async *#stream(extra: Query, initial: boolean): AsyncGenerator<WatcherEvent<T>, Outcome, undefined> {
+    if (initial) this.#lists++;
+    this.#streams++;
+    const relist = this.#synced;
+    let seen: Set<string> | undefined = initial ? new Set<string>() : undefined;
+    const opened = this.#clock.now();
+    const request = new AbortController();
+    const forward = (): void => request.abort(this.#signal.reason);
+    this.#signal.addEventListener('abort', forward, { once: true });
+    const idle = { fired: false };
+    const query: Query = {
+      watch: true,
+      allowWatchBookmarks: true,
+      timeoutSeconds: this.#timeoutSeconds(),
+      ...this.#selectors(),
+      ...extra,
+    };
+    const lived = (): number => this.#clock.now() - opened;
+    try {
+      const response = await this.#o.transport.stream({ path: this.#o.path, query, signal: request.signal });
+      if (!initial) this.#phase = 'watching';
+      const inactivityMs = this.#o.inactivityTimeoutMs ?? 180_000;
+      const body = guardInactivity(response.body, inactivityMs, this.#clock, () => {
+        idle.fired = true;
+        request.abort(
+          new TransportError(`no data for ${inactivityMs / 1000} s on a watch of ${this.#o.path}`),
+        );
+      });
+      const events = decodeWatchEvents<T>(body, {
+        dropManagedFields: this.#o.dropManagedFields,
+        filter: (peek) => this.#watchFilter(peek, seen),
+      });
+      for await (const event of events) {
+        const now = this.#clock.now();
+        this.#lastEventAt = now;
+        if (now - opened >= (this.#o.stableMs ?? 30_000)) this.#backoff.succeeded();
+        switch (event.type) {
+          case 'ERROR':
+            return { kind: 'failed', error: event.error, listed: initial && seen === undefined };
+          case 'BOOKMARK': {
+            const rv = event.object.metadata?.resourceVersion;
+            if (rv !== undefined && rv !== '') this.#resourceVersion = rv;
+            if (seen !== undefined && event.object.metadata?.annotations?.[INITIAL_EVENTS_END] === 'true') {
+              yield* this.#tombstones(seen);
+              seen = undefined;
+              this.#synced = true;
+              this.#phase = 'watching';
+              yield { type: 'synced', resourceVersion: rv ?? '', relist };
+            } else if (rv !== undefined) {
+              yield { type: 'bookmark', resourceVersion: rv };
+            }
+            break;
+          }
+          case 'ADDED':
+          case 'MODIFIED':
+          case 'DELETED': {
+            const rv = event.object.metadata?.resourceVersion;
+            if (rv !== undefined && rv !== '') this.#resourceVersion = rv;
+            if (seen !== undefined && event.type === 'ADDED')
+              yield* this.#reconcile(event.object, seen, relist);
+            else yield* this.#apply(event.type, event.object);
+            break;
+          }
+        }
+      }
+      return { kind: 'ended', lived: lived(), listed: initial && seen === undefined };
+    } catch (error) {
+      if (this.#aborted()) return { kind: 'aborted' };
+      const cause: unknown = idle.fired ? request.signal.reason : error;
+      return { kind: 'failed', error: cause, listed: initial && seen === undefined };
+    } finally {
+      this.#signal.removeEventListener('abort', forward);
+      request.abort(new Error('watch stream finished'));
+    }
+  }
+
+  #watchFilter(peek: WatchEventPeek, seen: Set<string> | undefined): boolean {
+    if (peek.type === 'BOOKMARK') return true;
+    if (this.#o.accept !== undefined && !this.#o.accept(peek)) {
+      if (peek.resourceVersion !== undefined) this.#resourceVersion = peek.resourceVersion;
+      return false;
+    }
+    if (peek.type !== 'DELETED' && this.#known.unchanged(peek)) {
+      if (peek.resourceVersion !== undefined) this.#resourceVersion = peek.resourceVersion;
+      seen?.add(keyOf(peek));
+      return false;
+    }
+    return true;
+  }
+
+  /** Apply a live watch event to what is known; yields nothing for a change already seen. */
+  *#apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', object: T): Generator<WatcherEvent<T>, void, undefined> {
+    const key = keyOf(object.metadata);
+    if (type === 'DELETED') {
+      // Only what was delivered can be deleted: a deletion already inferred by a relist is not repeated.
+      const known = this.#known.delete(key);
+      if (known !== undefined) yield { type: 'deleted', object, tombstone: false };
+      return;
+    }
+    const known = this.#known.get(key);
+    if (known !== undefined && known.resourceVersion === object.metadata?.resourceVersion) return;
+    this.#known.set(key, object);
+    if (known === undefined) yield { type: 'added', object };
+    else yield { type: 'modified', object, previous: known.object };
+  }
+}
+
+function isTransient(error: unknown): boolean {
+  return error instanceof TransportError || errorKind(error) === 'decode';
+}

@@ -9,7 +9,7 @@
  * cut member is not validated.
  */
 import { isPlainObject } from './plain-object.js';
-import { MALFORMED, scanObject, skipWhitespace, type Member } from './json-scanner.js';
+import { MALFORMED, scanObject, skipValue, skipWhitespace, type Member } from './json-scanner.js';
 
 /** Where the object metadata sits: in a watch event (`object.metadata`) or at the top (`metadata`). */
 export type ManagedFieldsLocation = 'event' | 'object';
@@ -47,9 +47,11 @@ export function cutMember(text: string, open: number, path: readonly string[]): 
   if (rest.length > 0) {
     return text.charCodeAt(found.valueStart) === 0x7b ? cutMember(text, found.valueStart, rest) : undefined;
   }
-  if (found.commaBefore >= 0) return text.slice(0, found.commaBefore) + text.slice(found.valueEnd);
-  const next = skipWhitespace(text, found.valueEnd);
-  const to = text.charCodeAt(next) === 0x2c ? next + 1 : found.valueEnd;
+  const valueEnd = skipValue(text, found.valueStart);
+  if (valueEnd < 0) return undefined;
+  if (found.commaBefore >= 0) return text.slice(0, found.commaBefore) + text.slice(valueEnd);
+  const next = skipWhitespace(text, valueEnd);
+  const to = text.charCodeAt(next) === 0x2c ? next + 1 : valueEnd;
   return text.slice(0, found.keyStart) + text.slice(to);
 }
 

@@ -84,6 +84,7 @@ function skipContainer(s: string, i: number): number {
  * valid string. Strings without escapes are sliced, not parsed.
  */
 export function readString(s: string, start: number, end: number): string | undefined {
+  if (end < 0) return undefined;
   const inner = s.slice(start + 1, end - 1);
   if (!inner.includes('\\')) return inner;
   try {
@@ -94,24 +95,29 @@ export function readString(s: string, start: number, end: number): string | unde
   }
 }
 
-/** One member of an object, as positions in the text. */
+/** The string value starting at `s[i]`, or undefined when no valid string starts there. */
+export function readStringAt(s: string, i: number): string | undefined {
+  return s.charCodeAt(i) === QUOTE ? readString(s, i, skipString(s, i)) : undefined;
+}
+
+/** One member of an object, as positions in the text. The value's end is found only when needed. */
 export interface Member {
   key: string;
   keyStart: number;
   valueStart: number;
-  valueEnd: number;
   /** Index of the comma before this member, or -1 for the first member. */
   commaBefore: number;
 }
 
 /**
  * Visit the members of the object opening at `s[start]` in order, until `visit` returns false.
- * Answers the index just past the closing brace, {@link STOPPED}, or {@link MALFORMED}.
+ * Answers the index just past the closing brace, {@link STOPPED}, or {@link MALFORMED}. A value is
+ * skipped only after its visit, so a visitor that stops at a member never pays for scanning it.
  *
  * @example
  * let kind: string | undefined;
  * scanObject(text, 0, (m) => {
- *   if (m.key === 'kind') kind = readString(text, m.valueStart, m.valueEnd);
+ *   if (m.key === 'kind') kind = readString(text, m.valueStart, skipValue(text, m.valueStart));
  *   return kind === undefined;
  * });
  */
@@ -130,9 +136,9 @@ export function scanObject(s: string, start: number, visit: (member: Member) => 
     i = skipWhitespace(s, keyEnd);
     if (s.charCodeAt(i) !== 0x3a) return MALFORMED;
     const valueStart = skipWhitespace(s, i + 1);
+    if (!visit({ key, keyStart, valueStart, commaBefore })) return STOPPED;
     const valueEnd = skipValue(s, valueStart);
     if (valueEnd < 0) return MALFORMED;
-    if (!visit({ key, keyStart, valueStart, valueEnd, commaBefore })) return STOPPED;
     i = skipWhitespace(s, valueEnd);
     const c = s.charCodeAt(i);
     if (c === 0x7d) return i + 1;

@@ -3,11 +3,13 @@
  * JSON text without parsing it, so a caller can drop an event, or skip an object whose
  * resourceVersion it already has, before paying for `JSON.parse` (which dominates decoding cost).
  *
- * Contract: a peek is either undefined ("not sure": the text is not shaped as expected) or exact:
- * every field holds what `JSON.parse` would give, and a field is undefined only when the member is
- * absent or not a string. Duplicate keys are assumed absent, as the apiserver never emits them.
+ * Contract: a peek is either undefined ("not sure": the text is not shaped as expected where the
+ * scanner looked) or exact: every field holds what `JSON.parse` would give, and a field is
+ * undefined only when the member is absent or not a string. The scanner stops as soon as it has
+ * what it wants, so damage further on in the text is not seen: only a parse validates a whole line.
+ * Duplicate keys are assumed absent, as the apiserver never emits them.
  */
-import { MALFORMED, readString, scanObject, skipWhitespace } from './json-scanner.js';
+import { MALFORMED, readStringAt, scanObject, skipWhitespace } from './json-scanner.js';
 import { isPlainObject } from './plain-object.js';
 
 /** The identifying metadata of an object, as strings. */
@@ -51,7 +53,7 @@ function peekMetadata(text: string, open: number, peek: ObjectPeek): boolean {
     const field = metaFields.find((name) => name === member.key);
     if (field === undefined) return true;
     if (text.charCodeAt(member.valueStart) === 0x22) {
-      const value = readString(text, member.valueStart, member.valueEnd);
+      const value = readStringAt(text, member.valueStart);
       if (value === undefined) sure = false;
       else peek[field] = value;
     }
@@ -77,10 +79,7 @@ export function peekWatchEvent(line: string): WatchEventPeek | undefined {
   let sure = true as boolean;
   const end = scanObject(line, skipWhitespace(line, 0), (member) => {
     if (member.key === 'type') {
-      type =
-        line.charCodeAt(member.valueStart) === 0x22
-          ? readString(line, member.valueStart, member.valueEnd)
-          : undefined;
+      type = readStringAt(line, member.valueStart);
       sure = type !== undefined;
     } else if (member.key === 'object') {
       object = line.charCodeAt(member.valueStart) === 0x7b ? peekObject(line, member.valueStart) : undefined;

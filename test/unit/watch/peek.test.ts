@@ -53,7 +53,8 @@ test('peeking reads the outer metadata, not a nested one or a string that looks 
 });
 
 const unsure: [string, string][] = [
-  ['malformed JSON', '{"type":"ADDED","object":{"metadata":{"name":"a"}'],
+  ['a missing comma between members', '{"type":"ADDED" "object":{"metadata":{"name":"a"}}}'],
+  ['a missing colon in metadata', '{"type":"ADDED","object":{"metadata":{"name" "a"}}}'],
   ['an unterminated string', '{"type":"ADDED","object":{"metadata":{"name":"a}}}'],
   ['a missing object', '{"type":"ADDED"}'],
   ['an object that is not an object', '{"type":"ADDED","object":"x"}'],
@@ -82,4 +83,10 @@ test('peekObject reads a bare object, such as a list item', () => {
     uid: meta.uid,
     resourceVersion: '9',
   });
+});
+
+test('peeking reads only as far as it needs, leaving damage after the wanted fields to the parse', () => {
+  const line = '{"type":"ADDED","object":{"metadata":{"name":"a"},"spec":{"x":';
+  assert.deepEqual(peekWatchEvent(line), { type: 'ADDED', name: 'a' });
+  assert.throws(() => JSON.parse(line), SyntaxError);
 });

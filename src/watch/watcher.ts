@@ -67,6 +67,14 @@ const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
 
 type Query = Record<string, string | number | boolean | undefined>;
 
+/** One HTTP request of the watcher: aborted with it, or by the inactivity deadline (then `idle` says why). */
+interface PendingRequest {
+  signal: AbortSignal;
+  idle: TransportError | undefined;
+  expire(err: TransportError): void;
+  done(): void;
+}
+
 /**
  * Start watching. Iterate the result to receive events; it runs until aborted.
  *
@@ -283,9 +291,10 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
         query.resourceVersionMatch = 'NotOlderThan';
       }
       let resourceVersion: string | undefined;
+      const request = this.#request();
       try {
-        const response = await this.#o.transport.stream({ path: this.#o.path, query, signal: this.#signal });
-        const items = decodeList<T>(response.body, {
+        const body = await this.#open(query, request);
+        const items = decodeList<T>(body, {
           dropManagedFields: this.#o.dropManagedFields,
           filter: this.#listFilter(seen),
         });
@@ -298,7 +307,9 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
             : undefined;
       } catch (error) {
         if (this.#aborted()) return { kind: 'aborted' };
-        return { kind: 'failed', error, continued };
+        return { kind: 'failed', error: request.idle ?? error, continued };
+      } finally {
+        request.done();
       }
       if (continueToken !== undefined) {
         continued = true;
@@ -334,10 +345,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
     const relist = this.#synced;
     let seen: Set<string> | undefined = initial ? new Set<string>() : undefined;
     const opened = this.#clock.now();
-    const request = new AbortController();
-    const forward = (): void => request.abort(this.#signal.reason);
-    this.#signal.addEventListener('abort', forward, { once: true });
-    const idle = { fired: false };
+    const request = this.#request();
     const query: Query = {
       watch: true,
       allowWatchBookmarks: true,
@@ -347,15 +355,8 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
     };
     const lived = (): number => this.#clock.now() - opened;
     try {
-      const response = await this.#o.transport.stream({ path: this.#o.path, query, signal: request.signal });
+      const body = await this.#open(query, request);
       if (!initial) this.#phase = 'watching';
-      const inactivityMs = this.#o.inactivityTimeoutMs ?? 180_000;
-      const body = guardInactivity(response.body, inactivityMs, this.#clock, () => {
-        idle.fired = true;
-        request.abort(
-          new TransportError(`no data for ${inactivityMs / 1000} s on a watch of ${this.#o.path}`),
-        );
-      });
       const events = decodeWatchEvents<T>(body, {
         dropManagedFields: this.#o.dropManagedFields,
         filter: (peek) => this.#watchFilter(peek, seen),
@@ -396,11 +397,47 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
       return { kind: 'ended', lived: lived(), listed: initial && seen === undefined };
     } catch (error) {
       if (this.#aborted()) return { kind: 'aborted' };
-      const cause: unknown = idle.fired ? request.signal.reason : error;
-      return { kind: 'failed', error: cause, listed: initial && seen === undefined };
+      return { kind: 'failed', error: request.idle ?? error, listed: initial && seen === undefined };
     } finally {
-      this.#signal.removeEventListener('abort', forward);
-      request.abort(new Error('watch stream finished'));
+      request.done();
+    }
+  }
+
+  /** A request of its own, aborted with the watcher, and told apart when the deadline killed it. */
+  #request(): PendingRequest {
+    const controller = new AbortController();
+    const forward = (): void => controller.abort(this.#signal.reason);
+    this.#signal.addEventListener('abort', forward, { once: true });
+    const request: PendingRequest = {
+      signal: controller.signal,
+      idle: undefined,
+      expire: (err: TransportError): void => {
+        request.idle = err;
+        controller.abort(err);
+      },
+      done: (): void => {
+        this.#signal.removeEventListener('abort', forward);
+        controller.abort(new Error('request finished'));
+      },
+    };
+    return request;
+  }
+
+  /**
+   * Send a GET and return its body, guarded by the inactivity deadline both while waiting for the
+   * response headers and between chunks: a half-open connection is detected in lists and watches.
+   */
+  async #open(query: Query, request: PendingRequest): Promise<AsyncIterable<Uint8Array>> {
+    const ms = this.#o.inactivityTimeoutMs ?? 180_000;
+    const onIdle = (): void => {
+      request.expire(new TransportError(`no data for ${ms / 1000} s from ${this.#o.path}`));
+    };
+    const timer = this.#clock.setTimeout(onIdle, ms);
+    try {
+      const response = await this.#o.transport.stream({ path: this.#o.path, query, signal: request.signal });
+      return guardInactivity(response.body, ms, this.#clock, onIdle);
+    } finally {
+      this.#clock.clearTimeout(timer);
     }
   }
 

@@ -1,8 +1,9 @@
 /**
  * A loopback TCP proxy in front of the apiserver, owned by a test, to cut or stall connections on
  * demand: `cut()` resets every open connection (the client sees ECONNRESET mid-stream), `stall()`
- * stops forwarding bytes in both directions while keeping sockets open (a half-open connection
- * from the client's side), `refuse()` makes new connections fail until `accept()`.
+ * stops reading in both directions while keeping sockets open — bytes are held back by TCP flow
+ * control, never dropped, as on a half-open connection — until `resume()`; `refuse()` makes new
+ * connections fail until `accept()`.
  */
 import { createServer, connect, type Server, type Socket } from 'node:net';
 
@@ -56,12 +57,12 @@ export class TcpProxy {
     };
     client.on('error', drop).on('close', drop);
     upstream.on('error', drop).on('close', drop);
-    client.on('data', (chunk: Buffer) => {
-      if (!this.#stalled) upstream.write(chunk);
-    });
-    upstream.on('data', (chunk: Buffer) => {
-      if (!this.#stalled) client.write(chunk);
-    });
+    client.on('data', (chunk: Buffer) => upstream.write(chunk));
+    upstream.on('data', (chunk: Buffer) => client.write(chunk));
+    if (this.#stalled) {
+      client.pause();
+      upstream.pause();
+    }
   }
 
   /** Reset every open connection. */
@@ -73,13 +74,21 @@ export class TcpProxy {
     this.#pairs.clear();
   }
 
-  /** Drop every byte in both directions while keeping the sockets open. */
+  /** Forward nothing in either direction (new connections included) while keeping sockets open. */
   stall(): void {
     this.#stalled = true;
+    for (const { client, upstream } of this.#pairs) {
+      client.pause();
+      upstream.pause();
+    }
   }
 
   resume(): void {
     this.#stalled = false;
+    for (const { client, upstream } of this.#pairs) {
+      client.resume();
+      upstream.resume();
+    }
   }
 
   /** Reset new connections at once until accept() is called. */

@@ -1,0 +1,154 @@
+/**
+ * Watch a resource across a namespace scope: one namespace, several, all, or patterns with
+ * exclusions (`team-*`, `!kube-*`). The scope is planned (see `scope/plan-namespace-queries.ts`)
+ * into one watcher per namespace or one cluster-wide watcher filtered before parsing, and their
+ * events are merged. `synced` is delivered once every underlying watcher has synced; later
+ * `synced` events (relists of one of them) pass through.
+ *
+ * Selectors are validated up front: a bad one throws a SelectorError naming the position and what
+ * would be valid, before any request is made.
+ */
+import type { ResourceRef } from '../client/resource-path.js';
+import { resourcePath } from '../client/resource-path.js';
+import { parseFieldSelector } from './scope/field-selector.js';
+import { parseLabelSelector } from './scope/parse-label-selector.js';
+import { parseNamespaceScope, type NamespaceScopeSpec } from './scope/namespace-scope.js';
+import { planNamespaceQueries } from './scope/plan-namespace-queries.js';
+import { merge } from './merge.js';
+import { Watcher, type WatcherOptions } from './watcher.js';
+import type { KubeObject, WatcherEvent, WatcherStatus } from './watcher-events.js';
+
+export interface WatchResourceOptions extends Omit<
+  WatcherOptions,
+  'path' | 'accept' | 'labelSelector' | 'fieldSelector'
+> {
+  /** The resource, as discovery resolved it. */
+  resource: ResourceRef;
+  /** Namespace scope; undefined (or `[]`) is every namespace. Ignored for cluster-scoped resources. */
+  namespaces?: NamespaceScopeSpec;
+  labelSelector?: string;
+  fieldSelector?: string;
+}
+
+/** One or more watchers behind one stream of events. */
+export class ScopedWatcher<T extends KubeObject = KubeObject> implements AsyncIterable<WatcherEvent<T>> {
+  /** The underlying watchers, by the namespace they watch (`*` for cluster-wide). */
+  readonly watchers: ReadonlyMap<string, Watcher<T>>;
+
+  constructor(watchers: ReadonlyMap<string, Watcher<T>>) {
+    this.watchers = watchers;
+  }
+
+  /** The combined status: synced when all are, the worst phase, summed counts, the latest error. */
+  status(): WatcherStatus {
+    const all = [...this.watchers.values()].map((w) => w.status());
+    const order = ['failing', 'backoff', 'listing', 'watching', 'stopped'] as const;
+    const phase = order.find((p) => all.some((s) => s.phase === p)) ?? 'stopped';
+    const latest = all
+      .map((s) => s.lastError)
+      .filter((e) => e !== undefined)
+      .sort((a, b) => b.at - a.at)[0];
+    return {
+      phase,
+      synced: all.every((s) => s.synced),
+      resourceVersion: all.length === 1 ? all[0]?.resourceVersion : undefined,
+      lastError: latest,
+      lastEventAt: Math.max(...all.map((s) => s.lastEventAt ?? 0)) || undefined,
+      secondsSinceLastEvent: Math.min(...all.map((s) => s.secondsSinceLastEvent)),
+      relists: all.reduce((n, s) => n + s.relists, 0),
+      reconnects: all.reduce((n, s) => n + s.reconnects, 0),
+      failures: Math.max(...all.map((s) => s.failures)),
+      watchList: all.every((s) => s.watchList),
+      objects: all.reduce((n, s) => n + s.objects, 0),
+    };
+  }
+
+  close(): void {
+    for (const watcher of this.watchers.values()) watcher.close();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<WatcherEvent<T>> {
+    const unsynced = new Set(this.watchers.keys());
+    let announced = false;
+    const tagged = [...this.watchers].map(([scope, watcher]) => tag(scope, watcher));
+    for await (const { scope, event } of merge(tagged, () => this.close())) {
+      if (event.type !== 'synced' || announced) {
+        yield event;
+        continue;
+      }
+      unsynced.delete(scope);
+      if (unsynced.size === 0) {
+        announced = true;
+        yield event;
+      }
+    }
+  }
+}
+
+async function* tag<T extends KubeObject>(
+  scope: string,
+  watcher: Watcher<T>,
+): AsyncGenerator<{ scope: string; event: WatcherEvent<T> }, void, undefined> {
+  for await (const event of watcher) yield { scope, event };
+}
+
+/**
+ * Watch a resource in a namespace scope.
+ *
+ * @example
+ * const deployments = await discovery.resolve('deploy');
+ * const w = watchResource({ transport: client, resource: deployments, namespaces: ['team-*', '!team-legacy'] });
+ * for await (const event of w) console.log(event.type);
+ */
+export function watchResource<T extends KubeObject = KubeObject>(
+  options: WatchResourceOptions,
+): ScopedWatcher<T> {
+  const { resource, namespaces, ...rest } = options;
+  const labelSelector =
+    options.labelSelector === undefined
+      ? undefined
+      : parseLabelSelector(options.labelSelector).toString() || undefined;
+  const fieldSelector =
+    options.fieldSelector === undefined ? undefined : parseFieldSelector(options.fieldSelector);
+  const base = { ...rest, labelSelector };
+  const watchers = new Map<string, Watcher<T>>();
+  if (!resource.namespaced) {
+    watchers.set(
+      '*',
+      new Watcher<T>({
+        ...base,
+        fieldSelector: fieldSelector?.toString() || undefined,
+        path: resourcePath(resource),
+      }),
+    );
+    return new ScopedWatcher(watchers);
+  }
+  const plan = planNamespaceQueries(parseNamespaceScope(namespaces, { path: 'namespaces' }), {
+    fieldSelector,
+  });
+  if (plan.mode === 'namespaced') {
+    for (const namespace of plan.namespaces) {
+      watchers.set(
+        namespace,
+        new Watcher<T>({
+          ...base,
+          fieldSelector: plan.fieldSelector,
+          path: resourcePath(resource, { namespace }),
+        }),
+      );
+    }
+  } else {
+    const filter = plan.filter;
+    watchers.set(
+      '*',
+      new Watcher<T>({
+        ...base,
+        fieldSelector: plan.fieldSelector,
+        path: resourcePath(resource),
+        accept:
+          filter === undefined ? undefined : (peek) => peek.namespace === undefined || filter(peek.namespace),
+      }),
+    );
+  }
+  return new ScopedWatcher(watchers);
+}

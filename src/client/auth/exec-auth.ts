@@ -105,7 +105,8 @@ export class ExecAuth implements AuthProvider {
   }
 
   #interactive(): boolean {
-    const tty = this.#options.stdinIsTTY ?? process.stdin.isTTY;
+    // isTTY is undefined at runtime when stdin is not a terminal, whatever the typings say.
+    const tty = this.#options.stdinIsTTY ?? (process.stdin.isTTY as boolean | undefined) === true;
     switch (interactiveModeOf(this.#exec)) {
       case 'Never':
         return false;

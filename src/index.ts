@@ -6,3 +6,5 @@ export * from './errors/api-error.js';
 export * from './errors/classify.js';
 export { systemClock, sleep, type Clock, type TimerHandle } from './util/clock.js';
 export { silentLogger, type Logger } from './util/logger.js';
+export * from './client/index.js';
+export * from './watch/index.js';

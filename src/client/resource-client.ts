@@ -8,18 +8,15 @@
  * Paging: `listAll()` follows `continue` tokens; a token that expires mid-way surfaces as an
  * ApiError (410, see `isExpired`), and the caller decides whether to start over.
  */
-import type { DeleteOptions, ListMeta, ObjectMeta, Preconditions } from 'kubernetes-types/meta/v1.js';
+import type { DeleteOptions, ListMeta, Preconditions } from 'kubernetes-types/meta/v1.js';
 import { RavenError } from '../errors/raven-error.js';
 import type { RequestOptions } from './kube-client.js';
 import type { Query } from './request-path.js';
 import { resourcePath, type ResourceRef } from './resource-path.js';
 
-/** Any Kubernetes object. */
-export interface KubeObject {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: ObjectMeta;
-}
+import type { KubeObject } from './kube-object.js';
+
+export type { KubeObject };
 
 /** A list answer. */
 export interface KubeList<T> {

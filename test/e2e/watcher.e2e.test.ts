@@ -32,7 +32,7 @@ async function retrying<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-async function pool<T>(items: T[], width: number, fn: (item: T) => Promise<void>): Promise<void> {
+async function pool<T>(items: T[], width: number, fn: (item: T) => Promise<unknown>): Promise<void> {
   const queue = [...items];
   await Promise.all(
     Array.from({ length: width }, async () => {

@@ -46,7 +46,7 @@ async function freePort(): Promise<number> {
   });
 }
 
-function kubeconfigYaml(state: Omit<ControlPlaneState, 'kubeconfig'>): string {
+function kubeconfigYaml(state: Omit<ControlPlaneState, 'kubeconfig' | 'argv'>): string {
   return `apiVersion: v1
 kind: Config
 clusters:
@@ -71,7 +71,7 @@ current-context: raven-local
 `;
 }
 
-function controllerManagerKubeconfig(state: Omit<ControlPlaneState, 'kubeconfig'>): string {
+function controllerManagerKubeconfig(state: Omit<ControlPlaneState, 'kubeconfig' | 'argv'>): string {
   return `apiVersion: v1
 kind: Config
 clusters:

@@ -2,16 +2,13 @@
  * The values a decoded watch stream yields. An in-stream ERROR is a value, not a thrown error: the
  * watcher must see it to tell an expired resourceVersion (410) from other failures and recover.
  */
-import type { ObjectMeta, Status } from 'kubernetes-types/meta/v1.js';
+import type { Status } from 'kubernetes-types/meta/v1.js';
 import type { ApiError } from '../../errors/api-error.js';
 
+import type { KubeObject } from '../../client/kube-object.js';
+
 /** Any Kubernetes object as decoded from JSON; the decoder checks only that it is a JSON object. */
-export interface KubeObject {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: ObjectMeta;
-  [field: string]: unknown;
-}
+export type { KubeObject };
 
 /** Event types that carry an object. */
 export type ObjectEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK';

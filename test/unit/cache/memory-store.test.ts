@@ -1,0 +1,30 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { MemoryStore } from '../../../src/cache/memory-store.js';
+import { RavenError } from '../../../src/errors/raven-error.js';
+import { makeObjectKey } from '../../../src/cache/object-key.js';
+import { pod, storeContract } from './store-contract.js';
+
+storeContract('MemoryStore', (options) => new MemoryStore(options));
+
+test('redefining the built-in namespace index is refused', () => {
+  assert.throws(() => new MemoryStore({ indexers: { namespace: () => [] } }), RavenError);
+});
+
+test('objects are frozen by default outside production and left alone in production', () => {
+  const saved = process.env.NODE_ENV;
+  try {
+    process.env.NODE_ENV = 'development';
+    const dev = new MemoryStore();
+    dev.add(pod('d', 'a'));
+    assert.equal(Object.isFrozen(dev.get(makeObjectKey('a', 'd'))?.metadata), true);
+
+    process.env.NODE_ENV = 'production';
+    const prod = new MemoryStore();
+    prod.add(pod('d', 'a'));
+    assert.equal(Object.isFrozen(prod.get(makeObjectKey('a', 'd'))), false);
+  } finally {
+    if (saved === undefined) delete process.env.NODE_ENV;
+    else process.env.NODE_ENV = saved;
+  }
+});

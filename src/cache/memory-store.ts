@@ -9,7 +9,7 @@
  * transform or an index function during the replace) sees either the old or the new contents,
  * never a mix, and the indexes always match the objects.
  */
-import type { ObjectMeta } from 'kubernetes-types/meta/v1.js';
+import type { KubeObject } from '../client/kube-object.js';
 import { RavenError } from '../errors/raven-error.js';
 import { deepFreeze, shouldFreeze, type DeepReadonly, type FreezeMode } from './deep-freeze.js';
 import { IndexTable, type IndexValues } from './index-table.js';
@@ -22,11 +22,6 @@ import {
   type Store,
   type StoreChange,
 } from './store.js';
-
-/** The least a stored object has: optional Kubernetes metadata. */
-export interface KubeObject {
-  metadata?: ObjectMeta | undefined;
-}
 
 export interface MemoryStoreOptions<T> {
   /** Extra indexes by name; `namespace` is built in and cannot be redefined. */

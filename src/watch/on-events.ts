@@ -8,6 +8,7 @@ import { silentLogger } from '../util/logger.js';
 import type { KubeObject, WatcherEvent, WatcherStatus } from './watcher-events.js';
 
 export interface WatchHandlers<T extends KubeObject = KubeObject> {
+  listing?: (relist: boolean) => void | Promise<void>;
   initial?: (object: T) => void | Promise<void>;
   synced?: (resourceVersion: string, relist: boolean) => void | Promise<void>;
   added?: (object: T) => void | Promise<void>;
@@ -54,6 +55,8 @@ export async function onEvents<T extends KubeObject>(
 
 async function dispatch<T extends KubeObject>(event: WatcherEvent<T>, h: WatchHandlers<T>): Promise<void> {
   switch (event.type) {
+    case 'listing':
+      return h.listing?.(event.relist);
     case 'initial':
       return h.initial?.(event.object);
     case 'synced':

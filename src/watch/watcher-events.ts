@@ -12,6 +12,11 @@ export type { KubeObject };
 
 /** One change, as the consumer sees it. */
 export type WatcherEvent<T extends object = KubeObject> =
+  /**
+   * A (re)list begins: the events up to the next `synced` are its results. A consumer that must
+   * swap its view atomically (a cache) buffers them until `synced`.
+   */
+  | { type: 'listing'; relist: boolean }
   /** An object that existed when the watcher first listed (before the first `synced`). */
   | { type: 'initial'; object: T }
   /** A (re)list is complete: every object that exists has been delivered. */

@@ -280,6 +280,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
   async *#list(from: ListFrom, paged: boolean): AsyncGenerator<WatcherEvent<T>, Outcome, undefined> {
     this.#lists++;
     const relist = this.#synced;
+    yield { type: 'listing', relist };
     const seen = new Set<string>();
     let continueToken: string | undefined;
     let continued = false;
@@ -343,6 +344,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
     if (initial) this.#lists++;
     this.#streams++;
     const relist = this.#synced;
+    if (initial) yield { type: 'listing', relist };
     let seen: Set<string> | undefined = initial ? new Set<string>() : undefined;
     const opened = this.#clock.now();
     const request = this.#request();

@@ -78,7 +78,13 @@ test(
     const consumed = (async () => {
       for await (const event of watcher as AsyncIterable<WatcherEvent>) {
         counts[event.type] = (counts[event.type] ?? 0) + 1;
-        if (event.type === 'error' || event.type === 'bookmark' || event.type === 'synced') continue;
+        if (
+          event.type === 'error' ||
+          event.type === 'bookmark' ||
+          event.type === 'synced' ||
+          event.type === 'listing'
+        )
+          continue;
         const meta = event.object.metadata ?? {};
         const id = `${meta.name ?? ''}/${meta.uid ?? ''}`;
         if (event.type === 'deleted') {

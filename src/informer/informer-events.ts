@@ -1,0 +1,23 @@
+/**
+ * What an informer tells its handlers, after its store has been updated: the store is always at
+ * least as new as the event a handler is looking at.
+ */
+import type { DeepReadonly } from '../cache/deep-freeze.js';
+
+export type InformerEvent<T> =
+  | { type: 'add'; object: DeepReadonly<T> }
+  /** `resync`: a periodic re-delivery of an unchanged cached object (`old === new`). */
+  | { type: 'update'; old: DeepReadonly<T>; new: DeepReadonly<T>; resync: boolean }
+  /** `object` is the last known state; `tombstone`: the deletion was inferred by a relist. */
+  | { type: 'delete'; object: DeepReadonly<T>; tombstone: boolean };
+
+/** Handlers of one consumer. Each may be async; a throwing one is isolated (see handler-queue.ts). */
+export interface EventHandlers<T> {
+  add?: (object: DeepReadonly<T>) => void | Promise<void>;
+  update?: (
+    old: DeepReadonly<T>,
+    updated: DeepReadonly<T>,
+    info: { resync: boolean },
+  ) => void | Promise<void>;
+  delete?: (object: DeepReadonly<T>, info: { tombstone: boolean }) => void | Promise<void>;
+}

@@ -1,0 +1,111 @@
+/**
+ * The reflector: a stream step that applies watcher events to a store and passes on what changed,
+ * as informer events, only after the store holds it.
+ *
+ * A (re)list is applied at once: the events between `listing` and `synced` are buffered and then
+ * written in one synchronous batch (the first list through `replace`, which also marks the store
+ * synced), so no reader ever sees half of a relist. Live watch events are applied one by one.
+ */
+import type { DeepReadonly } from '../cache/deep-freeze.js';
+import type { Store } from '../cache/store.js';
+import type { KubeObject } from '../client/kube-object.js';
+import type { WatcherEvent } from '../watch/watcher-events.js';
+import type { InformerEvent } from './informer-events.js';
+
+/** Besides informer events, the reflector passes on sync points and the watcher's errors. */
+export type ReflectorOutput<T> =
+  InformerEvent<T> | { type: 'synced'; relist: boolean } | { type: 'error'; error: Error };
+
+type Change<T extends object> = Extract<WatcherEvent<T>, { type: 'initial' | 'added' | 'modified' | 'deleted' }>;
+
+/**
+ * Apply `events` to `store`, yielding what changed.
+ *
+ * @example
+ * for await (const change of reflect(store, watcher)) if (change.type === 'add') console.log(change.object);
+ */
+export async function* reflect<T extends KubeObject>(
+  store: Store<T>,
+  events: AsyncIterable<WatcherEvent<T>>,
+): AsyncGenerator<ReflectorOutput<T>, void, undefined> {
+  let batch: Change<T>[] | undefined;
+  for await (const event of events) {
+    switch (event.type) {
+      case 'listing':
+        batch ??= [];
+        break;
+      case 'initial':
+      case 'added':
+      case 'modified':
+      case 'deleted':
+        if (batch !== undefined) batch.push(event);
+        else yield* applyOne(store, event);
+        break;
+      case 'synced': {
+        const applied = applyBatch(store, batch ?? [], event.resourceVersion);
+        batch = undefined;
+        yield* applied;
+        yield { type: 'synced', relist: event.relist };
+        break;
+      }
+      case 'error':
+        yield { type: 'error', error: event.error };
+        break;
+      case 'bookmark':
+        break;
+    }
+  }
+}
+
+function* applyOne<T extends KubeObject>(
+  store: Store<T>,
+  event: Change<T>,
+): Generator<InformerEvent<T>, void, undefined> {
+  const change = event.type === 'deleted' ? store.delete(event.object) : store.update(event.object);
+  yield* toInformerEvent(change.old, change.new, event);
+}
+
+function* toInformerEvent<T extends object>(
+  old: DeepReadonly<T> | undefined,
+  now: DeepReadonly<T> | undefined,
+  event: Change<T>,
+): Generator<InformerEvent<T>, void, undefined> {
+  if (event.type === 'deleted') {
+    // The watcher's object for a tombstone is the last state it saw; the store's is the same or newer.
+    const object = old ?? (event.object as DeepReadonly<T>);
+    yield { type: 'delete', object, tombstone: event.tombstone };
+    return;
+  }
+  if (now === undefined) return;
+  if (old === undefined) yield { type: 'add', object: now };
+  else yield { type: 'update', old, new: now, resync: false };
+}
+
+/** Write a whole list's results synchronously, then describe them. */
+function applyBatch<T extends KubeObject>(
+  store: Store<T>,
+  batch: Change<T>[],
+  resourceVersion: string,
+): InformerEvent<T>[] {
+  const out: InformerEvent<T>[] = [];
+  if (!store.hasSynced) {
+    // The first list: everything listed is the initial content, swapped in by replace().
+    const objects = new Map<string, T>();
+    for (const event of batch) {
+      const key = `${event.object.metadata?.namespace ?? ''}/${event.object.metadata?.name ?? ''}`;
+      if (event.type === 'deleted') objects.delete(key);
+      else objects.set(key, event.object);
+    }
+    const result = store.replace(objects.values(), resourceVersion);
+    for (const key of result.added) {
+      const object = store.get(key);
+      if (object !== undefined) out.push({ type: 'add', object });
+    }
+    return out;
+  }
+  for (const event of batch) {
+    const change = event.type === 'deleted' ? store.delete(event.object) : store.update(event.object);
+    out.push(...toInformerEvent(change.old, change.new, event));
+  }
+  return out;
+}

@@ -1,0 +1,241 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Informer, type InformerSource } from '../../../src/informer/informer.js';
+import { reflect } from '../../../src/informer/reflector.js';
+import { MemoryStore } from '../../../src/cache/memory-store.js';
+import { makeObjectKey } from '../../../src/cache/object-key.js';
+import { FakeClock, flushMicrotasks } from '../../../src/testing/fake-clock.js';
+import type { KubeObject } from '../../../src/client/kube-object.js';
+import type { WatcherEvent, WatcherStatus } from '../../../src/watch/watcher-events.js';
+
+interface Pod extends KubeObject {
+  spec?: { nodeName?: string };
+}
+
+const pod = (name: string, rv: string, node = 'n1'): Pod => ({
+  metadata: { name, namespace: 'ns', resourceVersion: rv, uid: `uid-${name}` },
+  spec: { nodeName: node },
+});
+
+/** A source fed by the test: push events, then end it. */
+class FeedSource implements InformerSource<Pod> {
+  readonly #queue: WatcherEvent<Pod>[] = [];
+  #wake: (() => void) | undefined;
+  #closed = false;
+
+  push(...events: WatcherEvent<Pod>[]): void {
+    this.#queue.push(...events);
+    this.#wake?.();
+  }
+
+  status(): WatcherStatus {
+    return {
+      phase: 'watching',
+      synced: true,
+      resourceVersion: undefined,
+      lastError: undefined,
+      lastEventAt: undefined,
+      secondsSinceLastEvent: 0,
+      relists: 0,
+      reconnects: 0,
+      failures: 0,
+      watchList: false,
+      objects: 0,
+    };
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.#wake?.();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<WatcherEvent<Pod>> {
+    for (;;) {
+      const next = this.#queue.shift();
+      if (next !== undefined) {
+        yield next;
+        continue;
+      }
+      if (this.#closed) return;
+      await new Promise<void>((resolve) => (this.#wake = resolve));
+    }
+  }
+}
+
+const initialList = (...pods: Pod[]): WatcherEvent<Pod>[] => [
+  { type: 'listing', relist: false },
+  ...pods.map((object) => ({ type: 'initial' as const, object })),
+  { type: 'synced', resourceVersion: '10', relist: false },
+];
+
+function setup(clock = new FakeClock()): {
+  informer: Informer<Pod>;
+  feed: FeedSource;
+  controller: AbortController;
+  running: Promise<void>;
+} {
+  const feed = new FeedSource();
+  const informer = new Informer<Pod>({
+    source: () => feed,
+    clock,
+    indexers: { byNode: (p) => (p.spec?.nodeName === undefined ? [] : [p.spec.nodeName]) },
+  });
+  const controller = new AbortController();
+  const running = informer.run(controller.signal);
+  return { informer, feed, controller, running };
+}
+
+test('handlers hear add, update with the old object, and delete with the tombstone flag, after the store has them', async () => {
+  const { informer, feed, controller, running } = setup();
+  const calls: string[] = [];
+  informer.addEventHandler({
+    add: (p) => {
+      assert.ok(
+        informer.store.get(makeObjectKey(p.metadata?.name ?? '', 'ns')),
+        'the store already holds the added object',
+      );
+      calls.push(`add ${p.metadata?.name ?? ''}`);
+    },
+    update: (old, now) =>
+      void calls.push(
+        `update ${old.metadata?.resourceVersion ?? ''}->${now.metadata?.resourceVersion ?? ''}`,
+      ),
+    delete: (p, { tombstone }) => void calls.push(`delete ${p.metadata?.name ?? ''} ${tombstone}`),
+  });
+  feed.push(...initialList(pod('a', '1')));
+  feed.push({ type: 'modified', object: pod('a', '2'), previous: pod('a', '1') });
+  feed.push({ type: 'added', object: pod('b', '3') });
+  feed.push({ type: 'deleted', object: pod('b', '4'), tombstone: false });
+  await flushMicrotasks();
+  await informer.idle();
+  assert.deepEqual(calls, ['add a', 'update 1->2', 'add b', 'delete b false']);
+  assert.equal(informer.hasSynced, true);
+  assert.deepEqual(
+    informer.store.byIndex('byNode', 'n1').map((p) => p.metadata?.name),
+    ['a'],
+  );
+  controller.abort();
+  await running;
+});
+
+test('a relist is applied at once: a reader never sees half of it', async () => {
+  const { informer, feed, controller, running } = setup();
+  feed.push(...initialList(pod('a', '1'), pod('b', '2'), pod('c', '3')));
+  await flushMicrotasks();
+  const sizes: number[] = [];
+  informer.addEventHandler({
+    delete: () => void sizes.push(informer.store.size),
+    add: () => void sizes.push(informer.store.size),
+  });
+  await informer.idle();
+  sizes.length = 0;
+  feed.push({ type: 'listing', relist: true });
+  feed.push({ type: 'deleted', object: pod('a', '1'), tombstone: true });
+  await flushMicrotasks();
+  assert.equal(informer.store.size, 3, 'nothing of the relist is visible before it completes');
+  feed.push({ type: 'deleted', object: pod('b', '2'), tombstone: true });
+  feed.push({ type: 'added', object: pod('d', '9') });
+  await flushMicrotasks();
+  assert.equal(informer.store.size, 3);
+  feed.push({ type: 'synced', resourceVersion: '20', relist: true });
+  await flushMicrotasks();
+  await informer.idle();
+  assert.deepEqual(informer.store.keys().sort(), ['ns/c', 'ns/d']);
+  assert.deepEqual(sizes, [2, 2, 2], 'handlers ran after the whole relist was in the store');
+  controller.abort();
+  await running;
+});
+
+test('a throwing or rejecting handler is counted and isolated; the others and the stream go on', async () => {
+  const { informer, feed, controller, running } = setup();
+  const good: string[] = [];
+  const bad = informer.addEventHandler({
+    add: async (p) => {
+      if (p.metadata?.name === 'a') throw new Error('sync throw');
+      await Promise.reject(new Error('async reject'));
+    },
+  });
+  informer.addEventHandler({ add: (p) => void good.push(p.metadata?.name ?? '') });
+  feed.push(...initialList(pod('a', '1'), pod('b', '2')));
+  feed.push({ type: 'added', object: pod('c', '3') });
+  await flushMicrotasks();
+  await informer.idle();
+  assert.deepEqual(good, ['a', 'b', 'c']);
+  assert.equal(bad.failures, 3);
+  assert.equal(informer.status().handlerFailures, 3);
+  controller.abort();
+  await running;
+});
+
+test('a handler added after sync first receives every cached object, then live changes', async () => {
+  const { informer, feed, controller, running } = setup();
+  feed.push(...initialList(pod('a', '1'), pod('b', '2')));
+  await flushMicrotasks();
+  await informer.waitForSync();
+  const calls: string[] = [];
+  const reg = informer.addEventHandler({ add: (p) => void calls.push(`add ${p.metadata?.name ?? ''}`) });
+  await reg.synced();
+  assert.deepEqual(calls.sort(), ['add a', 'add b']);
+  feed.push({ type: 'added', object: pod('c', '3') });
+  await flushMicrotasks();
+  await informer.idle();
+  assert.deepEqual(calls.slice(2), ['add c']);
+  controller.abort();
+  await running;
+});
+
+test('resync re-delivers every cached object as an update marked resync, on the clock', async () => {
+  const clock = new FakeClock();
+  const { informer, feed, controller, running } = setup(clock);
+  const resyncs: string[] = [];
+  informer.addEventHandler(
+    {
+      update: (old, now, { resync }) => {
+        if (resync && old === now) resyncs.push(now.metadata?.name ?? '');
+      },
+    },
+    { resyncPeriodMs: 60_000 },
+  );
+  feed.push(...initialList(pod('a', '1'), pod('b', '2')));
+  await clock.tick(59_000);
+  await informer.idle();
+  assert.deepEqual(resyncs, []);
+  await clock.tick(1_000);
+  await informer.idle();
+  assert.deepEqual(resyncs.sort(), ['a', 'b']);
+  await clock.tick(60_000);
+  await informer.idle();
+  assert.equal(resyncs.length, 4);
+  controller.abort();
+  await running;
+});
+
+test('reflect passes on watcher errors and sync points as values', async () => {
+  const store = new MemoryStore<Pod>();
+  async function* events(): AsyncGenerator<WatcherEvent<Pod>> {
+    await Promise.resolve();
+    yield* initialList(pod('a', '1'));
+    yield {
+      type: 'error',
+      error: new Error('reset'),
+      status: {
+        phase: 'backoff',
+        synced: true,
+        resourceVersion: '1',
+        lastError: undefined,
+        lastEventAt: undefined,
+        secondsSinceLastEvent: 0,
+        relists: 0,
+        reconnects: 0,
+        failures: 1,
+        watchList: false,
+        objects: 1,
+      },
+    };
+    yield { type: 'bookmark', resourceVersion: '5' };
+  }
+  const out: string[] = [];
+  for await (const e of reflect(store, events())) out.push(e.type);
+  assert.deepEqual(out, ['add', 'synced', 'error']);
+  assert.equal(store.hasSynced, true);
+});

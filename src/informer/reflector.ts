@@ -16,7 +16,10 @@ import type { InformerEvent } from './informer-events.js';
 export type ReflectorOutput<T> =
   InformerEvent<T> | { type: 'synced'; relist: boolean } | { type: 'error'; error: Error };
 
-type Change<T extends object> = Extract<WatcherEvent<T>, { type: 'initial' | 'added' | 'modified' | 'deleted' }>;
+type Change<T extends object> = Extract<
+  WatcherEvent<T>,
+  { type: 'initial' | 'added' | 'modified' | 'deleted' }
+>;
 
 /**
  * Apply `events` to `store`, yielding what changed.

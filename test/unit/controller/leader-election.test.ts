@@ -1,0 +1,180 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Lease } from 'kubernetes-types/coordination/v1.js';
+import { LeaderElector, microTime, type LeaseClient } from '../../../src/controller/leader-election.js';
+import { apiErrorFromResponse } from '../../../src/errors/api-error.js';
+import { TransportError } from '../../../src/errors/raven-error.js';
+import { FakeClock } from '../../../src/testing/fake-clock.js';
+
+/** One in-memory Lease with optimistic concurrency, reachable per candidate unless cut off. */
+class LeaseServer {
+  lease: Lease | undefined;
+  #rv = 0;
+  readonly unreachable = new Set<string>();
+
+  clientFor(identity: string): LeaseClient {
+    return {
+      request: async <T>(options: { method: string; path: string; body?: unknown }): Promise<T> => {
+        await Promise.resolve();
+        if (this.unreachable.has(identity)) throw new TransportError('connect ECONNREFUSED');
+        const status = (code: number, reason: string) =>
+          apiErrorFromResponse(code, JSON.stringify({ kind: 'Status', code, reason, message: reason }));
+        switch (options.method) {
+          case 'GET':
+            if (this.lease === undefined) throw status(404, 'NotFound');
+            return structuredClone(this.lease) as T;
+          case 'POST':
+            if (this.lease !== undefined) throw status(409, 'AlreadyExists');
+            this.lease = {
+              ...(options.body as Lease),
+              metadata: { ...(options.body as Lease).metadata, resourceVersion: String(++this.#rv) },
+            };
+            return structuredClone(this.lease) as T;
+          case 'PUT': {
+            const body = options.body as Lease;
+            if (body.metadata?.resourceVersion !== this.lease?.metadata?.resourceVersion)
+              throw status(409, 'Conflict');
+            this.lease = { ...body, metadata: { ...body.metadata, resourceVersion: String(++this.#rv) } };
+            return structuredClone(this.lease) as T;
+          }
+          default:
+            throw new Error(`unexpected ${options.method}`);
+        }
+      },
+    };
+  }
+}
+
+interface Candidate {
+  elector: LeaderElector;
+  controller: AbortController;
+  done: Promise<void>;
+  log: { event: string; at: number }[];
+}
+
+function candidate(server: LeaseServer, clock: FakeClock, identity: string): Candidate {
+  const log: Candidate['log'] = [];
+  const elector = new LeaderElector({
+    client: server.clientFor(identity),
+    namespace: 'ns',
+    name: 'lock',
+    identity,
+    clock,
+    random: () => 0.5,
+    onStartedLeading: async (signal) => {
+      log.push({ event: 'start', at: clock.now() });
+      await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    },
+    onStoppedLeading: () => log.push({ event: 'stop', at: clock.now() }),
+  });
+  const controller = new AbortController();
+  return { elector, controller, done: elector.run(controller.signal), log };
+}
+
+test('of two candidates exactly one leads, and both know who', async () => {
+  const clock = new FakeClock();
+  const server = new LeaseServer();
+  const a = candidate(server, clock, 'a');
+  const b = candidate(server, clock, 'b');
+  await clock.tick(30_000);
+  assert.equal([a, b].filter((c) => c.elector.isLeader).length, 1);
+  const leader = a.elector.isLeader ? 'a' : 'b';
+  assert.equal(server.lease?.spec?.holderIdentity, leader);
+  assert.equal(a.elector.leader, leader);
+  assert.equal(b.elector.leader, leader);
+  a.controller.abort();
+  b.controller.abort();
+  await clock.tick(10_000);
+  await Promise.all([a.done, b.done]);
+});
+
+test('a leader that cannot renew stops before another candidate can take over', async () => {
+  const clock = new FakeClock();
+  const server = new LeaseServer();
+  const a = candidate(server, clock, 'a');
+  await clock.tick(1_000);
+  assert.equal(a.elector.isLeader, true);
+  const b = candidate(server, clock, 'b');
+  await clock.tick(10_000);
+  assert.equal(b.elector.isLeader, false);
+  const cutAt = clock.now();
+  server.unreachable.add('a');
+  await clock.tick(30_000);
+  const stopped = a.log.find((e) => e.event === 'stop');
+  const started = b.log.find((e) => e.event === 'start');
+  assert.ok(stopped && started, 'a stopped and b started');
+  assert.ok(
+    stopped.at - cutAt <= 10_000 + 2_000,
+    `a stopped ${stopped.at - cutAt} ms after losing the server (renew deadline 10 s)`,
+  );
+  assert.ok(stopped.at < started.at, `a stopped (${stopped.at}) before b started (${started.at})`);
+  assert.equal(server.lease?.spec?.holderIdentity, 'b');
+  assert.equal(server.lease.spec.leaseTransitions, 1);
+  a.controller.abort();
+  b.controller.abort();
+  await clock.tick(10_000);
+  await Promise.all([a.done, b.done]);
+});
+
+test('a graceful stop releases the lease and the successor takes over at its next retry', async () => {
+  const clock = new FakeClock();
+  const server = new LeaseServer();
+  const a = candidate(server, clock, 'a');
+  await clock.tick(1_000);
+  const b = candidate(server, clock, 'b');
+  await clock.tick(5_000);
+  const stopAt = clock.now();
+  a.controller.abort();
+  await clock.tick(100);
+  await a.done;
+  assert.equal(server.lease?.spec?.holderIdentity, '', 'released');
+  await clock.tick(3_000);
+  const started = b.log.find((e) => e.event === 'start');
+  assert.ok(started, 'b took over');
+  assert.ok(
+    started.at - stopAt <= 2_000 * 1.2 + 100,
+    `within one retry period, not a lease duration (${started.at - stopAt} ms)`,
+  );
+  b.controller.abort();
+  await clock.tick(10_000);
+  await b.done;
+});
+
+test('a lease held by a live leader is not taken even when the candidate clock is far ahead', async () => {
+  const clock = new FakeClock();
+  const server = new LeaseServer();
+  const a = candidate(server, clock, 'a');
+  await clock.tick(1_000);
+  // The renewTime written by a different machine says nothing to b: b measures on its own clock.
+  const lease = server.lease;
+  assert.ok(lease?.spec);
+  lease.spec.renewTime = microTime(0);
+  const b = candidate(server, clock, 'b');
+  await clock.tick(60_000);
+  assert.equal(a.elector.isLeader, true);
+  assert.equal(b.elector.isLeader, false);
+  a.controller.abort();
+  b.controller.abort();
+  await clock.tick(10_000);
+  await Promise.all([a.done, b.done]);
+});
+
+test('inconsistent timings are refused with a message naming both settings', () => {
+  assert.throws(
+    () =>
+      new LeaderElector({
+        client: new LeaseServer().clientFor('x'),
+        namespace: 'n',
+        name: 'l',
+        identity: 'x',
+        leaseDurationMs: 10_000,
+        renewDeadlineMs: 10_000,
+        onStartedLeading: () => undefined,
+      }),
+    /renewDeadlineMs \(10000\) must be less than leaseDurationMs \(10000\)/,
+  );
+});
+
+test('MicroTime has six fractional digits', () => {
+  assert.equal(microTime(Date.UTC(2026, 0, 2, 3, 4, 5, 678)), '2026-01-02T03:04:05.678000Z');
+});

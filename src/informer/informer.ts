@@ -66,6 +66,9 @@ export class Informer<T extends KubeObject> {
   readonly #resyncTimers = new Map<HandlerQueue<T>, TimerHandle>();
   #source: InformerSource<T> | undefined;
   #running = false;
+  /** Resolved once the first list's events have been handed to every handler queue. */
+  readonly #dispatchedSync: Promise<void>;
+  #markDispatchedSync: () => void = () => undefined;
   #removedFailures = 0;
 
   constructor(options: InformerOptions<T>) {
@@ -74,6 +77,7 @@ export class Informer<T extends KubeObject> {
     this.#clock = options.clock ?? systemClock;
     this.name = options.name ?? 'informer';
     this.#log = (options.logger ?? silentLogger).child({ informer: this.name });
+    this.#dispatchedSync = new Promise((resolve) => (this.#markDispatchedSync = resolve));
   }
 
   /** The cache: read-only, indexed, consistent with what handlers have been told. */
@@ -145,6 +149,7 @@ export class Informer<T extends KubeObject> {
       },
       synced: async (signal) => {
         await this.#store.waitForSync(signal);
+        await Promise.race([this.#dispatchedSync, aborted(signal)]);
         await queue.idle();
       },
       remove: () => {
@@ -176,6 +181,7 @@ export class Informer<T extends KubeObject> {
             this.#dispatch(output);
             break;
           case 'synced':
+            this.#markDispatchedSync();
             this.#log.debug({ relist: output.relist, objects: this.#store.size }, 'synced');
             break;
           case 'error':
@@ -211,4 +217,12 @@ export class Informer<T extends KubeObject> {
     }, periodMs);
     this.#resyncTimers.set(queue, timer);
   }
+}
+
+function aborted(signal: AbortSignal | undefined): Promise<never> {
+  return new Promise((_, reject) => {
+    if (signal === undefined) return;
+    if (signal.aborted) reject(signal.reason as Error);
+    signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
+  });
 }

@@ -1,0 +1,217 @@
+/**
+ * A level-triggered controller: changes only say *which* key to look at; `reconcile(key)` reads
+ * the current state from the informers' caches and converges the world to it. Missing a change is
+ * harmless as long as the key is reconciled again, which is why every trigger just enqueues a key.
+ *
+ * Triggers: the primary resource (its own key), owned resources (through their ownerReferences to
+ * the primary kind), and custom mappers from any informer. Results: done, requeue after a delay, or
+ * an error (retried with per-key exponential backoff, 5 ms to 1000 s, under an overall rate limit).
+ * A key is never reconciled by two workers at once.
+ */
+import type { DeepReadonly } from '../cache/deep-freeze.js';
+import { makeObjectKey, objectKey, type ObjectKey } from '../cache/object-key.js';
+import type { KubeObject } from '../client/kube-object.js';
+import type { Informer } from '../informer/informer.js';
+import type { HandlerRegistration } from '../informer/informer.js';
+import { done, type HandlerResult } from '../queue/handler-result.js';
+import { createRateLimitingQueue } from '../queue/rate-limiting-queue.js';
+import type { RateLimiter } from '../queue/rate-limiter.js';
+import type { QueueMetrics } from '../queue/queue-metrics.js';
+import { runWorkers, type WorkerRunner } from '../queue/worker-runner.js';
+import { systemClock, type Clock } from '../util/clock.js';
+import { silentLogger, type Logger } from '../util/logger.js';
+
+export interface ReconcileContext {
+  signal: AbortSignal;
+  logger: Logger;
+}
+
+/** What reconcile may return: nothing (done), or a result from `done()`, `requeueAfter(ms)`, `failed(err)`. */
+export type Reconcile = (key: ObjectKey, context: ReconcileContext) => Promise<HandlerResult | undefined>;
+
+/** Another informer whose changes map to keys of the primary resource. */
+export interface Trigger {
+  informer: Informer<KubeObject>;
+  map: (object: DeepReadonly<KubeObject>) => readonly ObjectKey[];
+}
+
+export interface ControllerOptions<T extends KubeObject> {
+  name: string;
+  /** The primary resource's informer: its objects' keys are what `reconcile` receives. */
+  primary: Informer<T>;
+  reconcile: Reconcile;
+  /** Informers of owned resources: a change enqueues the owner named by an ownerReference of `ownerKind`. */
+  owns?: Informer<KubeObject>[];
+  /** The primary resource's kind, matched against ownerReferences; required with `owns`. */
+  ownerKind?: string;
+  /** Custom mappers. */
+  watches?: Trigger[];
+  workers?: number;
+  rateLimiter?: RateLimiter<ObjectKey>;
+  metrics?: QueueMetrics;
+  /** How long a shutdown waits for reconciles in flight. Default 30 s. */
+  shutdownDeadlineMs?: number;
+  clock?: Clock;
+  logger?: Logger;
+}
+
+export interface ControllerStatus {
+  name: string;
+  synced: boolean;
+  /** Synced, running, and the last reconciles are not all failing. */
+  healthy: boolean;
+  queueDepth: number;
+  inFlight: number;
+  reconciled: number;
+  failures: number;
+  lastError: { key: string; message: string; at: number } | undefined;
+}
+
+/** The keys of the owners of `object` of the given kind (same namespace, as Kubernetes requires). */
+export function ownerKeys(object: DeepReadonly<KubeObject>, ownerKind: string): ObjectKey[] {
+  const namespace = object.metadata?.namespace;
+  return (object.metadata?.ownerReferences ?? [])
+    .filter((ref) => ref.kind === ownerKind)
+    .map((ref) => makeObjectKey(ref.name, namespace));
+}
+
+export class Controller<T extends KubeObject> {
+  readonly #o: ControllerOptions<T>;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  readonly #queue;
+  #runner: WorkerRunner<ObjectKey> | undefined;
+  #running = false;
+  #consecutiveFailures = 0;
+  #reconciled = 0;
+  #failures = 0;
+  #lastError: ControllerStatus['lastError'];
+
+  constructor(options: ControllerOptions<T>) {
+    if (options.owns !== undefined && options.owns.length > 0 && options.ownerKind === undefined) {
+      throw new Error(`controller ${options.name}: ownerKind is required with owns`);
+    }
+    this.#o = options;
+    this.#clock = options.clock ?? systemClock;
+    this.#log = (options.logger ?? silentLogger).child({ controller: options.name });
+    this.#queue = createRateLimitingQueue<ObjectKey>({
+      clock: this.#clock,
+      ...(options.rateLimiter === undefined ? {} : { rateLimiter: options.rateLimiter }),
+      ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+    });
+  }
+
+  get hasSynced(): boolean {
+    return this.#informers().every((i) => i.hasSynced);
+  }
+
+  status(): ControllerStatus {
+    return {
+      name: this.#o.name,
+      synced: this.hasSynced,
+      healthy: this.#running && this.hasSynced && this.#consecutiveFailures < 10,
+      queueDepth: this.#queue.len,
+      inFlight: this.#runner?.inFlight ?? 0,
+      reconciled: this.#reconciled,
+      failures: this.#failures,
+      lastError: this.#lastError,
+    };
+  }
+
+  /** Enqueue a key by hand (e.g. from an external event). */
+  enqueue(key: ObjectKey): void {
+    this.#queue.add(key);
+  }
+
+  /**
+   * Register the triggers, wait for the caches to sync, then reconcile until `signal` aborts; on
+   * abort, stop taking keys and wait (up to the shutdown deadline) for reconciles in flight.
+   */
+  async run(signal: AbortSignal): Promise<void> {
+    const registrations = this.#register();
+    this.#running = true;
+    try {
+      // Wait until each handler has enqueued its cache's initial objects, not just until the caches
+      // are filled: workers then start from a complete queue.
+      await Promise.all(registrations.map((r) => r.synced(signal)));
+    } catch {
+      for (const r of registrations) r.remove();
+      this.#running = false;
+      this.#queue.shutDown();
+      return;
+    }
+    this.#log.info({ workers: this.#o.workers ?? 1 }, 'caches synced; reconciling');
+    const runner = runWorkers(this.#queue, (key, handlerSignal) => this.#handle(key, handlerSignal), {
+      workers: this.#o.workers ?? 1,
+      signal,
+      clock: this.#clock,
+      logger: this.#log,
+      shutdownDeadlineMs: this.#o.shutdownDeadlineMs ?? 30_000,
+    });
+    this.#runner = runner;
+    try {
+      await new Promise<void>((resolve) => {
+        if (signal.aborted) resolve();
+        else signal.addEventListener('abort', () => resolve(), { once: true });
+      });
+      await runner.close();
+    } finally {
+      for (const r of registrations) r.remove();
+      this.#queue.shutDown();
+      this.#running = false;
+    }
+  }
+
+  async #handle(key: ObjectKey, signal: AbortSignal): Promise<HandlerResult> {
+    try {
+      const result = (await this.#o.reconcile(key, { signal, logger: this.#log.child({ key }) })) ?? done();
+      this.#reconciled++;
+      if (result.kind === 'error') this.#recordFailure(key, result.error);
+      else this.#consecutiveFailures = 0;
+      return result;
+    } catch (error) {
+      this.#reconciled++;
+      this.#recordFailure(key, error);
+      throw error;
+    }
+  }
+
+  #recordFailure(key: ObjectKey, error: unknown): void {
+    this.#failures++;
+    this.#consecutiveFailures++;
+    this.#lastError = {
+      key,
+      message: error instanceof Error ? error.message : String(error),
+      at: this.#clock.now(),
+    };
+  }
+
+  #informers(): Informer<KubeObject>[] {
+    return [
+      this.#o.primary as unknown as Informer<KubeObject>,
+      ...(this.#o.owns ?? []),
+      ...(this.#o.watches ?? []).map((w) => w.informer),
+    ];
+  }
+
+  #register(): HandlerRegistration[] {
+    const enqueue = (keys: readonly ObjectKey[]): void => {
+      for (const key of keys) this.#queue.add(key);
+    };
+    const all = (map: (o: DeepReadonly<KubeObject>) => readonly ObjectKey[]) => ({
+      add: (o: DeepReadonly<KubeObject>) => enqueue(map(o)),
+      update: (old: DeepReadonly<KubeObject>, now: DeepReadonly<KubeObject>) =>
+        enqueue([...map(old), ...map(now)]),
+      delete: (o: DeepReadonly<KubeObject>) => enqueue(map(o)),
+    });
+    const registrations: HandlerRegistration[] = [
+      (this.#o.primary as unknown as Informer<KubeObject>).addEventHandler(all((o) => [objectKey(o)])),
+    ];
+    const ownerKind = this.#o.ownerKind ?? '';
+    for (const owned of this.#o.owns ?? [])
+      registrations.push(owned.addEventHandler(all((o) => ownerKeys(o, ownerKind))));
+    for (const trigger of this.#o.watches ?? [])
+      registrations.push(trigger.informer.addEventHandler(all(trigger.map)));
+    return registrations;
+  }
+}

@@ -1,0 +1,147 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Controller } from '../../../src/controller/controller.js';
+import { Informer, type InformerSource } from '../../../src/informer/informer.js';
+import { failed, requeueAfter } from '../../../src/queue/handler-result.js';
+import type { KubeObject } from '../../../src/client/kube-object.js';
+import { FakeClock } from '../../../src/testing/fake-clock.js';
+import type { WatcherEvent, WatcherStatus } from '../../../src/watch/watcher-events.js';
+
+class Feed implements InformerSource<KubeObject> {
+  readonly #queue: WatcherEvent[] = [];
+  #wake: (() => void) | undefined;
+  #closed = false;
+  push(...events: WatcherEvent[]): void {
+    this.#queue.push(...events);
+    this.#wake?.();
+  }
+  status(): WatcherStatus {
+    return {
+      phase: 'watching',
+      synced: true,
+      resourceVersion: undefined,
+      lastError: undefined,
+      lastEventAt: undefined,
+      secondsSinceLastEvent: 0,
+      relists: 0,
+      reconnects: 0,
+      failures: 0,
+      watchList: false,
+      objects: 0,
+    };
+  }
+  close(): void {
+    this.#closed = true;
+    this.#wake?.();
+  }
+  async *[Symbol.asyncIterator](): AsyncIterator<WatcherEvent> {
+    for (;;) {
+      const next = this.#queue.shift();
+      if (next !== undefined) {
+        yield next;
+        continue;
+      }
+      if (this.#closed) return;
+      await new Promise<void>((resolve) => (this.#wake = resolve));
+    }
+  }
+}
+
+const obj = (name: string, rv: string, owner?: string): KubeObject => ({
+  metadata: {
+    name,
+    namespace: 'ns',
+    resourceVersion: rv,
+    uid: `uid-${name}`,
+    ownerReferences:
+      owner === undefined
+        ? undefined
+        : [{ apiVersion: 'v1', kind: 'ReplicationController', name: owner, uid: 'x' }],
+  },
+});
+
+const synced = (...objects: KubeObject[]): WatcherEvent[] => [
+  { type: 'listing', relist: false },
+  ...objects.map((object) => ({ type: 'initial' as const, object })),
+  { type: 'synced', resourceVersion: '1', relist: false },
+];
+
+function setup(reconcile: (key: string) => Promise<ReturnType<typeof requeueAfter> | undefined>) {
+  const clock = new FakeClock();
+  const primaryFeed = new Feed();
+  const podFeed = new Feed();
+  const primary = new Informer<KubeObject>({ source: () => primaryFeed, clock, name: 'rc' });
+  const pods = new Informer<KubeObject>({ source: () => podFeed, clock, name: 'pods' });
+  const controller = new Controller({
+    name: 'test',
+    primary,
+    owns: [pods],
+    ownerKind: 'ReplicationController',
+    reconcile: (key) => reconcile(key),
+    clock,
+  });
+  const abort = new AbortController();
+  const runs = [primary.run(abort.signal), pods.run(abort.signal), controller.run(abort.signal)];
+  return { clock, primaryFeed, podFeed, controller, abort, runs };
+}
+
+test('primary and owned changes enqueue the primary key; a key waiting twice is reconciled once', async () => {
+  const seen: string[] = [];
+  const s = setup(async (key) => {
+    await Promise.resolve();
+    seen.push(key);
+    return undefined;
+  });
+  s.primaryFeed.push(...synced(obj('rc1', '1')));
+  s.podFeed.push(...synced(obj('p1', '1', 'rc1'), obj('p2', '1', 'rc1'), obj('orphan', '1')));
+  await s.clock.tick(100);
+  assert.deepEqual(seen, ['ns/rc1'], 'three triggers for rc1 while it waited: one reconcile');
+  s.podFeed.push({ type: 'deleted', object: obj('p1', '2', 'rc1'), tombstone: false });
+  await s.clock.tick(100);
+  assert.deepEqual(seen, ['ns/rc1', 'ns/rc1']);
+  assert.equal(s.controller.status().synced, true);
+  assert.equal(s.controller.status().healthy, true);
+  s.abort.abort();
+  await s.clock.tick(100);
+  await Promise.all(s.runs);
+});
+
+test('a failing reconcile is retried with growing per-key backoff and reported in status', async () => {
+  const times: number[] = [];
+  const s = setup(async () => {
+    await Promise.resolve();
+    times.push(s.clock.now());
+    return times.length < 5 ? failed(new Error('neutron says no')) : undefined;
+  });
+  s.primaryFeed.push(...synced(obj('rc1', '1')));
+  s.podFeed.push(...synced());
+  await s.clock.tick(1_000);
+  assert.equal(times.length, 5);
+  const gaps = times.slice(1).map((t, i) => t - (times[i] ?? 0));
+  assert.deepEqual(gaps, [5, 10, 20, 40]);
+  const status = s.controller.status();
+  assert.equal(status.failures, 4);
+  assert.match(status.lastError?.message ?? '', /neutron says no/);
+  s.abort.abort();
+  await s.clock.tick(100);
+  await Promise.all(s.runs);
+});
+
+test('requeue after a delay reconciles the key again at that time', async () => {
+  const times: number[] = [];
+  const s = setup(async () => {
+    await Promise.resolve();
+    times.push(s.clock.now());
+    return times.length === 1 ? requeueAfter(30_000) : undefined;
+  });
+  s.primaryFeed.push(...synced(obj('rc1', '1')));
+  s.podFeed.push(...synced());
+  await s.clock.tick(29_000);
+  assert.equal(times.length, 1);
+  await s.clock.tick(2_000);
+  assert.equal(times.length, 2);
+  assert.equal((times[1] ?? 0) - (times[0] ?? 0), 30_000);
+  s.abort.abort();
+  await s.clock.tick(100);
+  await Promise.all(s.runs);
+});

@@ -10,6 +10,9 @@
  * the stream, a reset, or a stall; or the step hangs without sending headers. The server knows
  * nothing about watches.
  *
+ * A step may answer several requests in a row (`times`), or every request from then on
+ * (`times: Infinity`), for clients that are expected to retry an unbounded number of times.
+ *
  * Every request is recorded. A request that does not match its step is answered 500 with the
  * reason and does not consume the step; a request after the script ended is held without an
  * answer (so a retrying client stays idle rather than spinning). Both are reported by
@@ -64,6 +67,12 @@ export interface ScriptStep {
   expect: ExpectedRequest;
   /** The answer, or 'hang': never send headers (the socket stays open until close()). */
   respond: ScriptedResponse | 'hang';
+  /**
+   * How many matching requests in a row this step answers before the script moves on; default 1.
+   * `Infinity` answers every later request (nothing after it is ever reached) and counts as
+   * consumed once it has answered one.
+   */
+  times?: number;
 }
 
 export interface Scenario {
@@ -80,6 +89,8 @@ export interface RecordedRequest {
   search: URLSearchParams;
   /** Index of the step it consumed, or undefined when it matched none. */
   step: number | undefined;
+  /** When it arrived, on the server's clock. */
+  at: number;
 }
 
 export interface ScriptedServerOptions {
@@ -108,6 +119,8 @@ export class ScriptedServer {
   readonly #stop = new AbortController();
   #waiters: { count: number; resolve: () => void }[] = [];
   #next = 0;
+  /** Requests the current step has answered. */
+  #played = 0;
 
   private constructor(scenario: Scenario, options: ScriptedServerOptions) {
     this.scenario = scenario;
@@ -148,11 +161,17 @@ export class ScriptedServer {
   /** Throws unless every step was consumed and every request matched its step. */
   assertDone(): void {
     const problems = [...this.#problems];
-    const left = this.scenario.steps.length - this.#next;
+    // A repeated step that has begun answering is not "never requested"; unless unbounded, it is short.
+    const current = this.scenario.steps[this.#next];
+    const begun = current !== undefined && this.#played > 0;
+    if (begun && (current.times ?? 1) !== Infinity) {
+      const times = String(current.times ?? 1);
+      problems.push(`${this.#describe(current, this.#next)} answered ${this.#played} of ${times} requests`);
+    }
+    const first = this.#next + (begun ? 1 : 0);
+    const left = this.scenario.steps.length - first;
     if (left > 0) {
-      const names = this.scenario.steps
-        .slice(this.#next)
-        .map((step, i) => this.#describe(step, this.#next + i));
+      const names = this.scenario.steps.slice(first).map((step, i) => this.#describe(step, first + i));
       problems.push(`${left} step(s) never requested: ${names.join(', ')}`);
     }
     if (problems.length > 0) {
@@ -181,6 +200,7 @@ export class ScriptedServer {
       query: Object.fromEntries(url.searchParams),
       search: url.searchParams,
       step: undefined,
+      at: this.#clock.now(),
     };
     this.requests.push(record);
     this.#wake();
@@ -197,7 +217,12 @@ export class ScriptedServer {
       res.writeHead(500, { 'content-type': 'text/plain' }).end(`scripted server: ${problem}\n`);
       return;
     }
-    record.step = this.#next++;
+    record.step = this.#next;
+    this.#played++;
+    if (this.#played >= (step.times ?? 1)) {
+      this.#next++;
+      this.#played = 0;
+    }
     if (step.respond === 'hang') return;
     this.#play(res, step.respond).catch(() => {
       // The client went away or the server closed: nothing left to play to.

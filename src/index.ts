@@ -8,3 +8,7 @@ export { systemClock, sleep, type Clock, type TimerHandle } from './util/clock.j
 export { silentLogger, type Logger } from './util/logger.js';
 export * from './client/index.js';
 export * from './watch/index.js';
+export * from './cache/index.js';
+export * from './queue/index.js';
+export * from './informer/index.js';
+export * from './controller/index.js';

@@ -70,16 +70,21 @@ export class Discovery {
     return this.#loading;
   }
 
-  /** Resolve a typed name, or throw {@link UnknownResourceError} listing close matches. */
+  /**
+   * Resolve a typed name, or throw {@link UnknownResourceError} listing close matches. A name the
+   * cache does not know, resource or subresource, refreshes it first (subject to the interval).
+   */
   async resolve(input: string, signal?: AbortSignal): Promise<ResolvedResource> {
     let resources = await this.resources(signal);
-    let found = matchResource(resources, input);
-    if (found === undefined && this.#clock.now() - this.#fetchedAt >= this.#minRefreshMs) {
+    let match = tryMatch(resources, input);
+    const known = match !== undefined && !(match instanceof UnknownResourceError);
+    if (!known && this.#clock.now() - this.#fetchedAt >= this.#minRefreshMs) {
       this.#logger.debug({ input }, 'unknown resource name; refreshing discovery once');
       resources = await this.refresh(signal);
-      found = matchResource(resources, input);
+      match = tryMatch(resources, input);
     }
-    if (found !== undefined) return found;
+    if (match instanceof UnknownResourceError) throw match;
+    if (match !== undefined) return match;
     throw new UnknownResourceError(
       input,
       `the server does not serve a resource named ${JSON.stringify(input)}`,
@@ -123,5 +128,18 @@ export class Discovery {
     this.#cache = parts.flat();
     this.#fetchedAt = this.#clock.now();
     return this.#cache;
+  }
+}
+
+/** The resolved name; undefined when nothing matches; the error when the subresource is unknown. */
+function tryMatch(
+  resources: readonly ApiResource[],
+  input: string,
+): ResolvedResource | UnknownResourceError | undefined {
+  try {
+    return matchResource(resources, input);
+  } catch (err) {
+    if (err instanceof UnknownResourceError) return err;
+    throw err;
   }
 }

@@ -142,6 +142,34 @@ test('an unknown name refreshes discovery once and finds a new custom resource',
   await client.close();
 });
 
+test('an unknown subresource of a known resource refreshes discovery once and finds it', async () => {
+  const withStatus = {
+    ...crdGroup,
+    versions: [
+      {
+        version: 'v1',
+        resources: [
+          res('crontabs', 'CronTab', { group: 'stable.example.com', short: ['ct'], subs: ['status'] }),
+        ],
+      },
+    ],
+  };
+  const { server, client, clock, discovery } = await setup([
+    reply(200, coreDoc),
+    reply(200, groupsDoc([crdGroup])),
+    reply(200, coreDoc),
+    reply(200, groupsDoc([withStatus])),
+  ]);
+  assert.deepEqual((await discovery.resolve('ct')).subresources, []);
+  await clock.tick(10_000);
+  const status = await discovery.resolve('crontabs/status');
+  assert.equal(status.resource, 'crontabs');
+  assert.equal(status.subresource?.name, 'status');
+  assert.equal(server.requests.length, 4);
+  server.assertConsumed();
+  await client.close();
+});
+
 test('an unknown name fails with close matches and refreshes at most once per interval', async () => {
   const { server, client, discovery } = await setup([reply(200, coreDoc), reply(200, groupsDoc())]);
   await assert.rejects(discovery.resolve('deploymnets'), (err: unknown) => {

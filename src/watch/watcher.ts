@@ -12,7 +12,7 @@
  * The transitions are in `watcher-state.ts`; this file runs them.
  */
 import { TransportError } from '../errors/raven-error.js';
-import { errorKind, isInvalid } from '../errors/classify.js';
+import { errorKind, isInvalid, isRetryable } from '../errors/classify.js';
 import { systemClock, sleep, type Clock } from '../util/clock.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import { Backoff, type BackoffOptions } from './backoff.js';
@@ -474,6 +474,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
   }
 }
 
+/** Network trouble, a broken stream, 429 or 5xx: expected now and then, not yet "failing". */
 function isTransient(error: unknown): boolean {
-  return error instanceof TransportError || errorKind(error) === 'decode';
+  return error instanceof TransportError || errorKind(error) === 'decode' || isRetryable(error);
 }

@@ -261,6 +261,7 @@ test('429 on a watch waits at least the Retry-After the server asked for', async
     { events: [], then: 'hang' },
   ]);
   await run.until(() => run.events.some((e) => e.type === 'error'));
+  assert.equal(run.watcher.status().phase, 'backoff', 'throttling is not a failure');
   await run.clock.tick(6_500);
   assert.equal(run.transport.requests.length, 2, 'not before 7 s');
   await run.until(() => run.transport.requests.length >= 3, 2_000);

@@ -1,0 +1,73 @@
+/**
+ * The envelope every sink, translator and handler receives: one change to one object, with a
+ * field-level diff for updates. Secret data never appears in it (see `redact.ts`).
+ *
+ * Delivery is at-least-once per sink, in order per object: a sink may see the same event twice
+ * after a crash (use `id` to deduplicate), never an older state after a newer one.
+ */
+import type { KubeObject } from '../client/kube-object.js';
+
+/** What resource an event is about. */
+export interface ResourceId {
+  group: string;
+  version: string;
+  /** Plural, as in paths: `deployments`. */
+  resource: string;
+  kind: string;
+}
+
+/** One changed field: `path` in dotted form with `[i]` for list items, e.g. `spec.replicas`. */
+export interface DiffEntry {
+  path: string;
+  op: 'add' | 'remove' | 'replace';
+  old?: unknown;
+  new?: unknown;
+}
+
+export type ChangeType = 'added' | 'modified' | 'deleted';
+
+/**
+ * Where an event came from:
+ * - `live`: a watch event;
+ * - `relist`: found by a relist after the server lost history (deletions are tombstones);
+ * - `restart`: found at start-up by comparing the cluster with the checkpoint (changed while down);
+ * - `resync`: found when a sink that fell too far behind is brought up to date from its checkpoint.
+ */
+export type ChangeOrigin = 'live' | 'relist' | 'restart' | 'resync';
+
+export interface ChangeEvent {
+  /** Stable identity for deduplication: watcher, uid, resourceVersion and type. */
+  id: string;
+  /** The name of the watcher in the config. */
+  watcher: string;
+  type: ChangeType;
+  origin: ChangeOrigin;
+  resource: ResourceId;
+  namespace: string | undefined;
+  name: string;
+  uid: string | undefined;
+  resourceVersion: string | undefined;
+  /** The object now (for `deleted`, its last known state), redacted. */
+  object: KubeObject;
+  /** For `modified`: the state last delivered, redacted. */
+  previous: KubeObject | undefined;
+  /** For `modified`: what changed, noise paths left out. Empty otherwise. */
+  diff: DiffEntry[];
+  /** For `deleted`: the deletion was inferred (relist or restart), the final state is unknown. */
+  tombstone: boolean;
+  /** When Raven saw the change (ISO 8601). */
+  time: string;
+}
+
+/** `namespace/name` or `name`: the per-object ordering key. */
+export function eventObjectKey(event: Pick<ChangeEvent, 'namespace' | 'name'>): string {
+  return event.namespace === undefined || event.namespace === ''
+    ? event.name
+    : `${event.namespace}/${event.name}`;
+}
+
+/** The deduplication id of an event. */
+export function eventId(watcher: string, type: ChangeType, object: KubeObject): string {
+  const m = object.metadata;
+  return `${watcher}:${m?.uid ?? `${m?.namespace ?? ''}/${m?.name ?? ''}`}:${m?.resourceVersion ?? ''}:${type}`;
+}

@@ -1,0 +1,147 @@
+/**
+ * Field-level diffs between two states of an object: which paths were added, removed or replaced,
+ * with old and new values, leaving out noise (fields that change on every write and say nothing
+ * to a reader: resourceVersion, managedFields, ...).
+ *
+ * Paths are dotted, with `[i]` for list items: `spec.template.spec.containers[0].image`. Keys that
+ * are not plain identifiers are quoted: `metadata.labels["app.kubernetes.io/name"]`. Lists of
+ * objects that all carry a `name` (containers, ports, env, conditions by `type`) are matched by that
+ * name rather than position, so inserting one item does not report every later item as changed;
+ * such items are addressed as `containers[name=web]`.
+ */
+import type { DiffEntry } from './change-event.js';
+
+/** Paths left out by default. A trailing `.*` matches everything below. */
+export const DEFAULT_IGNORED_PATHS: readonly string[] = [
+  'metadata.resourceVersion',
+  'metadata.managedFields',
+  'metadata.generation',
+  'metadata.annotations["kubectl.kubernetes.io/last-applied-configuration"]',
+  'metadata.annotations["deployment.kubernetes.io/revision"]',
+];
+
+export interface DiffOptions {
+  /** Paths (or `prefix.*`) to leave out, in addition to the defaults unless `replaceDefaults`. */
+  ignore?: readonly string[];
+  replaceDefaults?: boolean;
+  /** Stop after this many entries (a diff of a rewritten object is not useful in full). Default 200. */
+  maxEntries?: number;
+}
+
+type Json = unknown;
+
+const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+function childPath(parent: string, key: string): string {
+  const part = IDENT.test(key) ? key : `[${JSON.stringify(key)}]`;
+  if (parent === '') return part.startsWith('[') ? part : part;
+  return part.startsWith('[') ? `${parent}${part}` : `${parent}.${part}`;
+}
+
+function isObject(value: Json): value is Record<string, Json> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The field that identifies list items, when every item of both lists has it. */
+function identityField(a: Json[], b: Json[]): string | undefined {
+  for (const field of ['name', 'type', 'containerPort', 'mountPath', 'key']) {
+    const all = [...a, ...b];
+    if (all.length === 0) return undefined;
+    const ids = all.map((item) => (isObject(item) ? item[field] : undefined));
+    if (ids.every((id) => typeof id === 'string' || typeof id === 'number')) {
+      const unique = (list: Json[]): boolean =>
+        new Set(list.map((item) => (item as Record<string, Json>)[field])).size === list.length;
+      if (unique(a) && unique(b)) return field;
+    }
+  }
+  return undefined;
+}
+
+function compile(patterns: readonly string[]): (path: string) => boolean {
+  const exact = new Set<string>();
+  const prefixes: string[] = [];
+  for (const p of patterns) {
+    if (p.endsWith('.*')) prefixes.push(p.slice(0, -2));
+    else exact.add(p);
+  }
+  return (path) =>
+    exact.has(path) ||
+    [...exact].some((e) => path.startsWith(`${e}.`) || path.startsWith(`${e}[`)) ||
+    prefixes.some((p) => path === p || path.startsWith(`${p}.`) || path.startsWith(`${p}[`));
+}
+
+/**
+ * Compare two states.
+ *
+ * @example
+ * diffObjects({ spec: { replicas: 2 } }, { spec: { replicas: 3 } });
+ * // => [{ path: 'spec.replicas', op: 'replace', old: 2, new: 3 }]
+ */
+export function diffObjects(before: Json, after: Json, options: DiffOptions = {}): DiffEntry[] {
+  const ignored = compile([
+    ...(options.replaceDefaults === true ? [] : DEFAULT_IGNORED_PATHS),
+    ...(options.ignore ?? []),
+  ]);
+  const max = options.maxEntries ?? 200;
+  const out: DiffEntry[] = [];
+  const walk = (a: Json, b: Json, path: string): void => {
+    if (out.length >= max || (path !== '' && ignored(path))) return;
+    if (a === b) return;
+    if (a === undefined) {
+      out.push({ path, op: 'add', new: b });
+      return;
+    }
+    if (b === undefined) {
+      out.push({ path, op: 'remove', old: a });
+      return;
+    }
+    if (isObject(a) && isObject(b)) {
+      const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+      for (const key of [...keys].sort()) walk(a[key], b[key], childPath(path, key));
+      return;
+    }
+    if (Array.isArray(a) && Array.isArray(b)) {
+      const id = identityField(a, b);
+      if (id === undefined) {
+        const n = Math.max(a.length, b.length);
+        for (let i = 0; i < n; i++) walk(a[i], b[i], `${path}[${i}]`);
+        return;
+      }
+      const index = (list: Json[]): Map<string, Json> =>
+        new Map(list.map((item) => [String((item as Record<string, Json>)[id]), item]));
+      const before = index(a);
+      const after = index(b);
+      for (const key of new Set([...before.keys(), ...after.keys()]))
+        walk(before.get(key), after.get(key), `${path}[${id}=${key}]`);
+      return;
+    }
+    if (JSON.stringify(a) !== JSON.stringify(b)) out.push({ path, op: 'replace', old: a, new: b });
+  };
+  walk(before, after, '');
+  return out;
+}
+
+/** True when some entry's path is `prefix` or below it. */
+export function touches(diff: readonly DiffEntry[], prefix: string): boolean {
+  return diff.some(
+    (d) => d.path === prefix || d.path.startsWith(`${prefix}.`) || d.path.startsWith(`${prefix}[`),
+  );
+}
+
+/** One line per entry: `spec.replicas: 2 → 3`. */
+export function formatDiff(diff: readonly DiffEntry[]): string[] {
+  const show = (v: unknown): string => {
+    const text = v === undefined ? 'undefined' : JSON.stringify(v);
+    return text.length > 120 ? `${text.slice(0, 117)}...` : text;
+  };
+  return diff.map((d) => {
+    switch (d.op) {
+      case 'add':
+        return `${d.path}: + ${show(d.new)}`;
+      case 'remove':
+        return `${d.path}: - ${show(d.old)}`;
+      case 'replace':
+        return `${d.path}: ${show(d.old)} → ${show(d.new)}`;
+    }
+  });
+}

@@ -13,6 +13,7 @@ import { makeObjectKey, objectKey, type ObjectKey } from '../cache/object-key.js
 import type { KubeObject } from '../client/kube-object.js';
 import type { Informer } from '../informer/informer.js';
 import type { HandlerRegistration } from '../informer/informer.js';
+import type { EventHandlers } from '../informer/informer-events.js';
 import { done, type HandlerResult } from '../queue/handler-result.js';
 import { createRateLimitingQueue } from '../queue/rate-limiting-queue.js';
 import type { RateLimiter } from '../queue/rate-limiter.js';
@@ -29,9 +30,18 @@ export interface ReconcileContext {
 /** What reconcile may return: nothing (done), or a result from `done()`, `requeueAfter(ms)`, `failed(err)`. */
 export type Reconcile = (key: ObjectKey, context: ReconcileContext) => Promise<HandlerResult | undefined>;
 
+/**
+ * The part of an informer the controller uses to be triggered. Any `Informer<Pod>` (or of any
+ * other object type, with or without indexes) fits, which `Informer<KubeObject>` would not.
+ */
+export interface TriggerSource {
+  readonly hasSynced: boolean;
+  addEventHandler(handlers: EventHandlers<KubeObject>): HandlerRegistration;
+}
+
 /** Another informer whose changes map to keys of the primary resource. */
 export interface Trigger {
-  informer: Informer<KubeObject>;
+  informer: TriggerSource;
   map: (object: DeepReadonly<KubeObject>) => readonly ObjectKey[];
 }
 
@@ -41,7 +51,7 @@ export interface ControllerOptions<T extends KubeObject> {
   primary: Informer<T>;
   reconcile: Reconcile;
   /** Informers of owned resources: a change enqueues the owner named by an ownerReference of `ownerKind`. */
-  owns?: Informer<KubeObject>[];
+  owns?: TriggerSource[];
   /** The primary resource's kind, matched against ownerReferences; required with `owns`. */
   ownerKind?: string;
   /** Custom mappers. */
@@ -186,12 +196,8 @@ export class Controller<T extends KubeObject> {
     };
   }
 
-  #informers(): Informer<KubeObject>[] {
-    return [
-      this.#o.primary as unknown as Informer<KubeObject>,
-      ...(this.#o.owns ?? []),
-      ...(this.#o.watches ?? []).map((w) => w.informer),
-    ];
+  #informers(): TriggerSource[] {
+    return [this.#o.primary, ...(this.#o.owns ?? []), ...(this.#o.watches ?? []).map((w) => w.informer)];
   }
 
   #register(): HandlerRegistration[] {
@@ -205,7 +211,7 @@ export class Controller<T extends KubeObject> {
       delete: (o: DeepReadonly<KubeObject>) => enqueue(map(o)),
     });
     const registrations: HandlerRegistration[] = [
-      (this.#o.primary as unknown as Informer<KubeObject>).addEventHandler(all((o) => [objectKey(o)])),
+      (this.#o.primary as TriggerSource).addEventHandler(all((o) => [objectKey(o)])),
     ];
     const ownerKind = this.#o.ownerKind ?? '';
     for (const owned of this.#o.owns ?? [])

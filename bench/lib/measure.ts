@@ -1,0 +1,68 @@
+/**
+ * What a benchmark run measures inside its own process: wall time, CPU time (user + system), peak
+ * RSS, peak heap, and how long the event loop stalled. Heap and stalls are sampled on a timer, so
+ * they are as coarse as its period; the timers run for every contestant alike.
+ */
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+
+export interface Measurement {
+  ms: number;
+  cpuMs: number;
+  /** process.resourceUsage().maxRSS: the whole process, runtime included. */
+  peakRssMb: number;
+  peakHeapMb: number;
+  /** monitorEventLoopDelay max. */
+  maxDelayMs: number;
+  /** Longest lateness of a 10 ms interval timer. */
+  maxLagMs: number;
+}
+
+const SAMPLE_MS = 10;
+
+export class Meter {
+  readonly #t0 = performance.now();
+  readonly #cpu0 = process.cpuUsage();
+  readonly #delay = monitorEventLoopDelay({ resolution: SAMPLE_MS });
+  readonly #timer: NodeJS.Timeout;
+  #last = performance.now();
+  #maxLag = 0;
+  #peakHeap = process.memoryUsage().heapUsed;
+
+  constructor() {
+    this.#delay.enable();
+    this.#timer = setInterval(() => {
+      const now = performance.now();
+      this.#maxLag = Math.max(this.#maxLag, now - this.#last - SAMPLE_MS);
+      this.#last = now;
+      this.#peakHeap = Math.max(this.#peakHeap, process.memoryUsage().heapUsed);
+    }, SAMPLE_MS);
+  }
+
+  /** Milliseconds since the meter started. */
+  elapsed(): number {
+    return performance.now() - this.#t0;
+  }
+
+  stop(): Measurement {
+    const ms = this.elapsed();
+    const cpu = process.cpuUsage(this.#cpu0);
+    clearInterval(this.#timer);
+    this.#delay.disable();
+    this.#peakHeap = Math.max(this.#peakHeap, process.memoryUsage().heapUsed);
+    return {
+      ms,
+      cpuMs: (cpu.user + cpu.system) / 1000,
+      peakRssMb: process.resourceUsage().maxRSS / 1024,
+      peakHeapMb: this.#peakHeap / 2 ** 20,
+      maxDelayMs: this.#delay.max / 1e6,
+      maxLagMs: this.#maxLag,
+    };
+  }
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  if (sorted.length === 0) return Number.NaN;
+  return sorted.length % 2 === 1 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+}

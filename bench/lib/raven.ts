@@ -1,0 +1,46 @@
+/**
+ * Raven as the benchmarks load it: the compiled JavaScript in ../dist (run `npm run build` first;
+ * `npm run bench` does), so Raven runs as users run it and as the peers run (compiled JS), with no
+ * on-the-fly TypeScript transform. The types come from ../src, so type-checking needs no build.
+ */
+type KubeClientModule = typeof import('../../src/client/kube-client.js');
+type LoadConfigModule = typeof import('../../src/client/load-config.js');
+type DecodeWatchModule = typeof import('../../src/watch/decode/decode-watch-events.js');
+type WatcherModule = typeof import('../../src/watch/watcher.js');
+
+export interface Raven {
+  KubeClient: KubeClientModule['KubeClient'];
+  loadConfig: LoadConfigModule['loadConfig'];
+  decodeWatchEvents: DecodeWatchModule['decodeWatchEvents'];
+  watch: WatcherModule['watch'];
+}
+
+const dist = new URL('../../dist/', import.meta.url);
+
+async function load<T>(path: string): Promise<T> {
+  return (await import(new URL(path, dist).href)) as T;
+}
+
+/** Import Raven's modules from dist. */
+export async function loadRaven(): Promise<Raven> {
+  const [client, config, decode, watcher] = await Promise.all([
+    load<KubeClientModule>('client/kube-client.js'),
+    load<LoadConfigModule>('client/load-config.js'),
+    load<DecodeWatchModule>('watch/decode/decode-watch-events.js'),
+    load<WatcherModule>('watch/watcher.js'),
+  ]);
+  return {
+    KubeClient: client.KubeClient,
+    loadConfig: config.loadConfig,
+    decodeWatchEvents: decode.decodeWatchEvents,
+    watch: watcher.watch,
+  };
+}
+
+/** A client for the cluster a kubeconfig file describes. */
+export async function ravenClient(
+  raven: Raven,
+  kubeconfig: string,
+): Promise<InstanceType<Raven['KubeClient']>> {
+  return new raven.KubeClient(await raven.loadConfig({ kubeconfig }));
+}

@@ -1,0 +1,108 @@
+/**
+ * What changed while a sink was not listening: compare what it last confirmed (its checkpoint)
+ * with what the cluster holds now, and produce the events that bring it up to date.
+ *
+ * Per key, in key order:
+ * - in the cluster, not in the checkpoint: `added`;
+ * - same key, another uid (deleted and recreated while down): `deleted` (a tombstone carrying the
+ *   checkpointed state), then `added`;
+ * - same key and uid, another resourceVersion: `modified`, with `previous` the checkpointed state
+ *   and the diff between the two; when the diff is empty (only noise paths such as managedFields
+ *   changed) nothing is delivered, and the event goes to `silentUpdates` instead: the daemon
+ *   records those with `recordDelivered` without delivering them, so the next comparison starts
+ *   from the new resourceVersion;
+ * - same resourceVersion: nothing;
+ * - in the checkpoint, not in the cluster: `deleted`, a tombstone carrying the checkpointed state.
+ *
+ * `current` must be redacted the way delivered objects are, or secrets would reach sinks and
+ * every redacted field would show up in diffs.
+ */
+import type { KubeObject } from '../../client/kube-object.js';
+import { objectKey, type ObjectKey } from '../../cache/object-key.js';
+import { eventId, type ChangeEvent, type ChangeType, type ResourceId } from '../change-event.js';
+import { diffObjects } from '../diff.js';
+import { compareKeys, type CheckpointEntry } from './checkpoint-store.js';
+
+export interface ChangesSinceOptions {
+  watcher: string;
+  resource: ResourceId;
+  /** `restart` at start-up; `resync` for a sink brought up to date from its checkpoint. */
+  origin: 'restart' | 'resync';
+  /** Paths left out of diffs, in addition to the defaults (see `diff.ts`). */
+  diffIgnore?: readonly string[];
+  /** The time stamped on the events (ISO 8601). */
+  now: () => string;
+}
+
+export interface CheckpointChanges {
+  /** Events to deliver, in key order (for a recreated object: its `deleted` before its `added`). */
+  events: ChangeEvent[];
+  /** Noise-only `modified` events (empty diff): record, do not deliver. */
+  silentUpdates: ChangeEvent[];
+}
+
+/**
+ * @example
+ * const { events, silentUpdates } = changesSince(store.entries('deployments', 'audit'), listed, {
+ *   watcher: 'deployments', resource, origin: 'restart', now: () => new Date().toISOString(),
+ * });
+ */
+export function changesSince(
+  checkpoint: Iterable<CheckpointEntry>,
+  current: Iterable<KubeObject>,
+  options: ChangesSinceOptions,
+): CheckpointChanges {
+  const before = new Map<ObjectKey, CheckpointEntry>();
+  for (const entry of checkpoint) before.set(entry.key, entry);
+  const after = new Map<ObjectKey, KubeObject>();
+  for (const object of current) after.set(objectKey(object), object);
+
+  const event = (
+    type: ChangeType,
+    object: KubeObject,
+    extra: Partial<Pick<ChangeEvent, 'previous' | 'diff' | 'tombstone'>> = {},
+  ): ChangeEvent => ({
+    id: eventId(options.watcher, type, object),
+    watcher: options.watcher,
+    type,
+    origin: options.origin,
+    resource: options.resource,
+    namespace: object.metadata?.namespace,
+    name: object.metadata?.name ?? '',
+    uid: object.metadata?.uid,
+    resourceVersion: object.metadata?.resourceVersion,
+    object,
+    previous: extra.previous,
+    diff: extra.diff ?? [],
+    tombstone: extra.tombstone ?? false,
+    time: options.now(),
+  });
+
+  const changes: CheckpointChanges = { events: [], silentUpdates: [] };
+  const keys = [...new Set([...before.keys(), ...after.keys()])].sort(compareKeys);
+  for (const key of keys) {
+    const was = before.get(key);
+    const now = after.get(key);
+    if (now === undefined) {
+      if (was !== undefined) changes.events.push(event('deleted', was.object, { tombstone: true }));
+      continue;
+    }
+    if (was === undefined) {
+      changes.events.push(event('added', now));
+      continue;
+    }
+    if (was.uid !== now.metadata?.uid) {
+      changes.events.push(event('deleted', was.object, { tombstone: true }), event('added', now));
+      continue;
+    }
+    if (was.resourceVersion === now.metadata?.resourceVersion) continue;
+    const diff = diffObjects(
+      was.object,
+      now,
+      options.diffIgnore === undefined ? {} : { ignore: options.diffIgnore },
+    );
+    const modified = event('modified', now, { previous: was.object, diff });
+    (diff.length === 0 ? changes.silentUpdates : changes.events).push(modified);
+  }
+  return changes;
+}

@@ -1,0 +1,133 @@
+/**
+ * A checkpoint store that lives only as long as the process: for tests, and for running without
+ * a checkpoint file (every start is then a first run). Writes apply at once, so `flush()` has
+ * nothing to do. Objects are kept by reference, as delivered; callers must not mutate them.
+ */
+import type { KubeObject } from '../../client/kube-object.js';
+import type { ObjectKey } from '../../cache/object-key.js';
+import type { ChangeEvent } from '../change-event.js';
+import { CheckpointError } from './checkpoint-error.js';
+import {
+  compareKeys,
+  entryFromEvent,
+  entryFromObject,
+  type CheckpointEntry,
+  type CheckpointStats,
+  type CheckpointStore,
+} from './checkpoint-store.js';
+
+interface SharedState {
+  entry: CheckpointEntry;
+  refs: number;
+}
+
+const pairId = (watcher: string, sink: string): string => JSON.stringify([watcher, sink]);
+const stateId = (watcher: string, entry: CheckpointEntry): string =>
+  JSON.stringify([watcher, entry.key, entry.uid ?? '', entry.resourceVersion ?? '']);
+
+/**
+ * @example
+ * const store = new MemoryCheckpointStore();
+ * store.recordDelivered(event, 'audit-log');
+ * [...store.entries('deployments', 'audit-log')];
+ */
+export class MemoryCheckpointStore implements CheckpointStore {
+  readonly #states = new Map<string, SharedState>();
+  /** pair id -> object key -> state id */
+  readonly #checkpoints = new Map<string, Map<ObjectKey, string>>();
+  #closed = false;
+
+  recordDelivered(event: ChangeEvent, sink: string): void {
+    this.#assertOpen();
+    const entries = this.#pair(event.watcher, sink);
+    if (event.type === 'deleted') {
+      const key = entryFromEvent(event).key;
+      this.#release(entries.get(key));
+      entries.delete(key);
+      return;
+    }
+    this.#put(event.watcher, entries, entryFromEvent(event));
+  }
+
+  recordBaseline(watcher: string, sink: string, objects: Iterable<KubeObject>): void {
+    this.#assertOpen();
+    const entries = this.#pair(watcher, sink);
+    const next = [...objects].map(entryFromObject);
+    for (const id of entries.values()) this.#release(id);
+    entries.clear();
+    for (const entry of next) this.#put(watcher, entries, entry);
+  }
+
+  entries(watcher: string, sink: string): CheckpointEntry[] {
+    this.#assertOpen();
+    const entries = this.#checkpoints.get(pairId(watcher, sink));
+    if (entries === undefined) return [];
+    return [...entries.keys()].sort(compareKeys).map((key) => this.#stateOf(entries.get(key)).entry);
+  }
+
+  hasCheckpoint(watcher: string, sink: string): boolean {
+    this.#assertOpen();
+    return this.#checkpoints.has(pairId(watcher, sink));
+  }
+
+  stats(): CheckpointStats {
+    let entries = 0;
+    for (const pair of this.#checkpoints.values()) entries += pair.size;
+    return { checkpoints: this.#checkpoints.size, entries, states: this.#states.size };
+  }
+
+  flush(): Promise<void> {
+    this.#assertOpen();
+    return Promise.resolve();
+  }
+
+  close(): Promise<void> {
+    this.#closed = true;
+    return Promise.resolve();
+  }
+
+  /** Stop now; for a memory store the same as `close()`. */
+  destroy(): void {
+    this.#closed = true;
+  }
+
+  #pair(watcher: string, sink: string): Map<ObjectKey, string> {
+    const id = pairId(watcher, sink);
+    let entries = this.#checkpoints.get(id);
+    if (entries === undefined) {
+      entries = new Map();
+      this.#checkpoints.set(id, entries);
+    }
+    return entries;
+  }
+
+  #put(watcher: string, entries: Map<ObjectKey, string>, entry: CheckpointEntry): void {
+    const id = stateId(watcher, entry);
+    const previous = entries.get(entry.key);
+    if (previous === id) return;
+    const shared = this.#states.get(id);
+    if (shared === undefined) this.#states.set(id, { entry, refs: 1 });
+    else shared.refs++;
+    entries.set(entry.key, id);
+    this.#release(previous);
+  }
+
+  /** Drop one reference; a state no sink refers to is garbage-collected at once. */
+  #release(id: string | undefined): void {
+    if (id === undefined) return;
+    const shared = this.#stateOf(id);
+    if (--shared.refs === 0) this.#states.delete(id);
+  }
+
+  #stateOf(id: string | undefined): SharedState {
+    const shared = id === undefined ? undefined : this.#states.get(id);
+    if (shared === undefined) throw new Error(`checkpoint state ${String(id)} is missing (a bug)`);
+    return shared;
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) {
+      throw new CheckpointError('ERR_CHECKPOINT_CLOSED', 'the checkpoint store is closed');
+    }
+  }
+}

@@ -1,0 +1,378 @@
+/**
+ * The default checkpoint store: one SQLite file (compiled to WebAssembly, so no native build),
+ * owned by one daemon at a time through a lock file beside it (`file-lock.ts`).
+ *
+ * Writes are batched: `recordDelivered` buffers in memory, and the buffer is written in one
+ * transaction every `flushIntervalMs` (on the injected clock), on `flush()` and on `close()`.
+ * Reads merge the buffer over the file, so they see every write. The crash window is one flush
+ * interval: a delivery whose checkpoint was not yet flushed is delivered again after a restart
+ * (at-least-once), never lost. A failed flush keeps the buffer and is retried on the next tick.
+ *
+ * Each distinct object state is stored once, shared by the sinks that confirmed it; a state no
+ * sink refers to any more is deleted in the same transaction that released it.
+ */
+import { rmdirSync } from 'node:fs';
+import type sqlite from 'node-sqlite3-wasm';
+import type { KubeObject } from '../../client/kube-object.js';
+import { toObjectKey, type ObjectKey } from '../../cache/object-key.js';
+import { systemClock, type Clock, type TimerHandle } from '../../util/clock.js';
+import { silentLogger, type Logger } from '../../util/logger.js';
+import type { ChangeEvent } from '../change-event.js';
+import { CheckpointError } from './checkpoint-error.js';
+import {
+  compareKeys,
+  entryFromEvent,
+  entryFromObject,
+  type CheckpointEntry,
+  type CheckpointStats,
+  type CheckpointStore,
+} from './checkpoint-store.js';
+import { FileLock, type FileLockOptions } from './file-lock.js';
+import { openCheckpointDatabase } from './sqlite-schema.js';
+
+export interface SqliteCheckpointStoreOptions {
+  clock?: Clock;
+  logger?: Logger;
+  /**
+   * How long a delivery may wait before its checkpoint is written. Default 1000 ms: one fsync'd
+   * transaction a second whatever the event rate, and at most a second of redelivery after a crash.
+   */
+  flushIntervalMs?: number;
+  /** Lock heartbeat and staleness; see `file-lock.ts`. */
+  lock?: Omit<FileLockOptions, 'clock' | 'logger'>;
+}
+
+/** Buffered writes of one (watcher, sink): an entry to store, or `null` to forget the key. */
+interface PendingPair {
+  watcher: string;
+  sink: string;
+  writes: Map<ObjectKey, CheckpointEntry | null>;
+}
+
+interface StateRow {
+  key: string;
+  uid: string;
+  resource_version: string;
+  object: string;
+}
+
+const pairId = (watcher: string, sink: string): string => JSON.stringify([watcher, sink]);
+
+/**
+ * @example
+ * const store = SqliteCheckpointStore.open('/var/lib/raven/checkpoints.db', { logger });
+ * store.recordDelivered(event, 'audit-log');
+ * await store.close();
+ */
+export class SqliteCheckpointStore implements CheckpointStore {
+  readonly path: string;
+  readonly #db: sqlite.Database;
+  readonly #lock: FileLock;
+  readonly #clock: Clock;
+  readonly #logger: Logger;
+  readonly #flushIntervalMs: number;
+  readonly #pending = new Map<string, PendingPair>();
+  #timer: TimerHandle | undefined;
+  #closed = false;
+
+  private constructor(
+    path: string,
+    db: sqlite.Database,
+    lock: FileLock,
+    options: SqliteCheckpointStoreOptions,
+  ) {
+    this.path = path;
+    this.#db = db;
+    this.#lock = lock;
+    this.#clock = options.clock ?? systemClock;
+    this.#logger = options.logger ?? silentLogger;
+    this.#flushIntervalMs = options.flushIntervalMs ?? 1000;
+  }
+
+  /**
+   * Lock and open (or create) the checkpoint file at `path`.
+   *
+   * @throws CheckpointError `ERR_CHECKPOINT_LOCKED`, `ERR_CHECKPOINT_UNREADABLE` or `ERR_CHECKPOINT_SCHEMA`.
+   */
+  static open(path: string, options: SqliteCheckpointStoreOptions = {}): SqliteCheckpointStore {
+    const clock = options.clock ?? systemClock;
+    const lock = FileLock.acquire(`${path}.owner`, path, {
+      ...options.lock,
+      clock,
+      ...(options.logger === undefined ? {} : { logger: options.logger }),
+    });
+    try {
+      // The SQLite file layer locks with a `<file>.lock` directory, left behind if a process dies
+      // mid-transaction; holding our own lock proves no one else is using the file.
+      rmdirIfPresent(`${path}.lock`);
+      return new SqliteCheckpointStore(path, openCheckpointDatabase(path), lock, options);
+    } catch (err) {
+      lock.release();
+      throw err;
+    }
+  }
+
+  recordDelivered(event: ChangeEvent, sink: string): void {
+    this.#assertOpen();
+    const entry = entryFromEvent(event);
+    this.#pair(event.watcher, sink).writes.set(entry.key, event.type === 'deleted' ? null : entry);
+    this.#timer ??= this.#clock.setTimeout(() => {
+      this.#onTimer();
+    }, this.#flushIntervalMs);
+  }
+
+  recordBaseline(watcher: string, sink: string, objects: Iterable<KubeObject>): void {
+    this.#assertOpen();
+    const entries = [...objects].map(entryFromObject);
+    this.#flushNow();
+    this.#transaction(() => {
+      this.#db.run('INSERT OR IGNORE INTO checkpoints (watcher, sink) VALUES (?, ?)', [watcher, sink]);
+      this.#db.run('DELETE FROM delivered WHERE watcher = ? AND sink = ?', [watcher, sink]);
+      const writer = new StateWriter(this.#db);
+      try {
+        for (const entry of entries) writer.put(watcher, sink, entry);
+      } finally {
+        writer.finalize();
+      }
+      this.#db.run(
+        'DELETE FROM states WHERE watcher = ? AND NOT EXISTS (SELECT 1 FROM delivered WHERE state = states.id)',
+        [watcher],
+      );
+    });
+  }
+
+  entries(watcher: string, sink: string): CheckpointEntry[] {
+    this.#assertOpen();
+    const rows = this.#db.all(
+      `SELECT d.key, s.uid, s.resource_version, s.object
+         FROM delivered d JOIN states s ON s.id = d.state
+        WHERE d.watcher = ? AND d.sink = ?`,
+      [watcher, sink],
+    ) as unknown as StateRow[];
+    const merged = new Map<ObjectKey, CheckpointEntry>();
+    for (const row of rows) {
+      merged.set(toObjectKey(row.key), {
+        key: toObjectKey(row.key),
+        uid: row.uid === '' ? undefined : row.uid,
+        resourceVersion: row.resource_version === '' ? undefined : row.resource_version,
+        object: JSON.parse(row.object) as KubeObject,
+      });
+    }
+    for (const [key, entry] of this.#pending.get(pairId(watcher, sink))?.writes ?? []) {
+      if (entry === null) merged.delete(key);
+      else merged.set(key, entry);
+    }
+    return [...merged.keys()].sort(compareKeys).map((key) => merged.get(key) as CheckpointEntry);
+  }
+
+  hasCheckpoint(watcher: string, sink: string): boolean {
+    this.#assertOpen();
+    return (
+      this.#pending.has(pairId(watcher, sink)) ||
+      this.#db.get('SELECT 1 AS found FROM checkpoints WHERE watcher = ? AND sink = ?', [watcher, sink]) !==
+        null
+    );
+  }
+
+  /** Counts in the file; buffered writes count once flushed. */
+  stats(): CheckpointStats {
+    this.#assertOpen();
+    const count = (table: string): number =>
+      Number(this.#db.get(`SELECT count(*) AS n FROM ${table}`)?.n ?? 0);
+    return { checkpoints: count('checkpoints'), entries: count('delivered'), states: count('states') };
+  }
+
+  flush(): Promise<void> {
+    return new Promise((resolve) => {
+      this.#assertOpen();
+      this.#flushNow();
+      resolve();
+    });
+  }
+
+  /**
+   * Flush and release the file. If the last flush fails the file is released all the same and the
+   * error is thrown: those deliveries are then redelivered after the restart, as after a crash.
+   */
+  close(): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.#closed) {
+        resolve();
+        return;
+      }
+      try {
+        this.#flushNow();
+      } finally {
+        this.destroy();
+      }
+      resolve();
+    });
+  }
+
+  /** Stop now: drop buffered writes (as a crash would), close the file and release the lock. */
+  destroy(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#pending.clear();
+    try {
+      this.#db.close();
+    } finally {
+      this.#lock.release();
+    }
+  }
+
+  #onTimer(): void {
+    this.#timer = undefined;
+    if (this.#closed) return;
+    try {
+      this.#flushNow();
+    } catch (err) {
+      this.#logger.error({ err, path: this.path }, 'checkpoint flush failed; retrying at the next interval');
+      this.#timer ??= this.#clock.setTimeout(() => {
+        this.#onTimer();
+      }, this.#flushIntervalMs);
+    }
+  }
+
+  #flushNow(): void {
+    if (this.#pending.size === 0) return;
+    this.#transaction(() => {
+      const writer = new StateWriter(this.#db);
+      try {
+        for (const { watcher, sink, writes } of this.#pending.values()) {
+          writer.markCheckpoint(watcher, sink);
+          for (const [key, entry] of writes) {
+            if (entry === null) writer.remove(watcher, sink, key);
+            else writer.put(watcher, sink, entry);
+          }
+        }
+        writer.collectGarbage();
+      } finally {
+        writer.finalize();
+      }
+    });
+    this.#pending.clear();
+    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #transaction(body: () => void): void {
+    try {
+      this.#db.exec('BEGIN IMMEDIATE');
+      body();
+      this.#db.exec('COMMIT');
+    } catch (err) {
+      if (this.#db.inTransaction) this.#db.exec('ROLLBACK');
+      throw new CheckpointError(
+        'ERR_CHECKPOINT_WRITE',
+        `cannot write checkpoint file ${this.path}: ${(err as Error).message}`,
+        { path: this.path, cause: err },
+      );
+    }
+  }
+
+  #pair(watcher: string, sink: string): PendingPair {
+    const id = pairId(watcher, sink);
+    let pair = this.#pending.get(id);
+    if (pair === undefined) {
+      pair = { watcher, sink, writes: new Map() };
+      this.#pending.set(id, pair);
+    }
+    return pair;
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) {
+      throw new CheckpointError('ERR_CHECKPOINT_CLOSED', `checkpoint file ${this.path} is closed`, {
+        path: this.path,
+      });
+    }
+  }
+}
+
+/** Prepared statements for one transaction's writes; remembers states it may have orphaned. */
+class StateWriter {
+  readonly #statements: sqlite.Statement[] = [];
+  readonly #released = new Set<number>();
+  readonly #markCheckpoint: sqlite.Statement;
+  readonly #current: sqlite.Statement;
+  readonly #insertState: sqlite.Statement;
+  readonly #stateId: sqlite.Statement;
+  readonly #upsert: sqlite.Statement;
+  readonly #delete: sqlite.Statement;
+  readonly #dropIfUnused: sqlite.Statement;
+
+  constructor(db: sqlite.Database) {
+    const prepare = (sql: string): sqlite.Statement => {
+      const statement = db.prepare(sql);
+      this.#statements.push(statement);
+      return statement;
+    };
+    this.#markCheckpoint = prepare('INSERT OR IGNORE INTO checkpoints (watcher, sink) VALUES (?, ?)');
+    this.#current = prepare('SELECT state FROM delivered WHERE watcher = ? AND sink = ? AND key = ?');
+    this.#insertState = prepare(
+      'INSERT INTO states (watcher, key, uid, resource_version, object) VALUES (?, ?, ?, ?, ?)',
+    );
+    this.#stateId = prepare(
+      'SELECT id FROM states WHERE watcher = ? AND key = ? AND uid = ? AND resource_version = ?',
+    );
+    this.#upsert = prepare(
+      `INSERT INTO delivered (watcher, sink, key, state) VALUES (?, ?, ?, ?)
+       ON CONFLICT (watcher, sink, key) DO UPDATE SET state = excluded.state`,
+    );
+    this.#delete = prepare('DELETE FROM delivered WHERE watcher = ? AND sink = ? AND key = ?');
+    this.#dropIfUnused = prepare(
+      'DELETE FROM states WHERE id = ? AND NOT EXISTS (SELECT 1 FROM delivered WHERE state = ?)',
+    );
+  }
+
+  markCheckpoint(watcher: string, sink: string): void {
+    this.#markCheckpoint.run([watcher, sink]);
+  }
+
+  put(watcher: string, sink: string, entry: CheckpointEntry): void {
+    const identity = [watcher, entry.key, entry.uid ?? '', entry.resourceVersion ?? ''];
+    const existing = this.#stateId.get(identity);
+    const id = Number(
+      existing === null
+        ? this.#insertState.run([...identity, JSON.stringify(entry.object)]).lastInsertRowid
+        : existing.id,
+    );
+    const previous = this.#currentState(watcher, sink, entry.key);
+    if (previous === id) return;
+    this.#upsert.run([watcher, sink, entry.key, id]);
+    if (previous !== undefined) this.#released.add(previous);
+  }
+
+  remove(watcher: string, sink: string, key: ObjectKey): void {
+    const previous = this.#currentState(watcher, sink, key);
+    if (previous === undefined) return;
+    this.#delete.run([watcher, sink, key]);
+    this.#released.add(previous);
+  }
+
+  /** Delete the states this transaction released that no sink refers to any more. */
+  collectGarbage(): void {
+    for (const id of this.#released) this.#dropIfUnused.run([id, id]);
+    this.#released.clear();
+  }
+
+  finalize(): void {
+    for (const statement of this.#statements) statement.finalize();
+  }
+
+  #currentState(watcher: string, sink: string, key: string): number | undefined {
+    const row = this.#current.get([watcher, sink, key]);
+    return row === null ? undefined : Number(row.state);
+  }
+}
+
+function rmdirIfPresent(path: string): void {
+  try {
+    rmdirSync(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+}

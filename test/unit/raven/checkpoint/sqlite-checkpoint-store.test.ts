@@ -1,0 +1,297 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import sqlite from 'node-sqlite3-wasm';
+import { CheckpointError } from '../../../../src/raven/checkpoint/checkpoint-error.js';
+import { changesSince } from '../../../../src/raven/checkpoint/changes-since.js';
+import { SqliteCheckpointStore } from '../../../../src/raven/checkpoint/sqlite-checkpoint-store.js';
+import { FakeClock } from '../../../../src/testing/fake-clock.js';
+import { checkpointStoreContract } from './checkpoint-store-contract.js';
+import { changeEvent, pod, PODS, TIME } from './fixtures.js';
+
+function tempFile(): { path: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'raven-checkpoint-'));
+  return { path: join(dir, 'checkpoints.db'), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+checkpointStoreContract('SqliteCheckpointStore', () => {
+  const { path, cleanup } = tempFile();
+  return { open: (clock) => SqliteCheckpointStore.open(path, { clock }), persists: true, cleanup };
+});
+
+/** Run `body` with a fresh checkpoint path, removed afterwards. */
+async function withFile(body: (path: string) => Promise<void> | void): Promise<void> {
+  const { path, cleanup } = tempFile();
+  try {
+    await body(path);
+  } finally {
+    cleanup();
+  }
+}
+
+function expectCheckpointError(code: string, ...fragments: string[]): (err: unknown) => boolean {
+  return (err) => {
+    assert.ok(err instanceof CheckpointError, `expected a CheckpointError, got ${String(err)}`);
+    assert.equal(err.code, code);
+    for (const fragment of fragments) {
+      assert.ok(err.message.includes(fragment), `${JSON.stringify(fragment)} not in: ${err.message}`);
+    }
+    return true;
+  };
+}
+
+test('buffered writes reach the file when the flush interval elapses on the injected clock', () =>
+  withFile(async (path) => {
+    const clock = new FakeClock();
+    const store = SqliteCheckpointStore.open(path, { clock, flushIntervalMs: 500 });
+    try {
+      store.recordDelivered(changeEvent('added', pod('d', 'a')), 'audit');
+      store.recordDelivered(changeEvent('added', pod('d', 'b')), 'audit');
+      assert.equal(store.stats().entries, 0);
+      await clock.tick(499);
+      assert.equal(store.stats().entries, 0);
+      await clock.tick(1);
+      assert.equal(store.stats().entries, 2);
+      assert.equal(clock.pending, 1, 'only the lock heartbeat is left scheduled');
+    } finally {
+      await store.close();
+    }
+  }));
+
+test('a second store on the same file is refused while the first holds it', () =>
+  withFile(async (path) => {
+    const first = SqliteCheckpointStore.open(path, { clock: new FakeClock() });
+    try {
+      assert.throws(
+        () => SqliteCheckpointStore.open(path, { clock: new FakeClock() }),
+        expectCheckpointError(
+          'ERR_CHECKPOINT_LOCKED',
+          path,
+          `pid ${process.pid}`,
+          'one Raven daemon per checkpoint file',
+        ),
+      );
+    } finally {
+      await first.close();
+    }
+    assert.equal(existsSync(`${path}.owner`), false);
+    const second = SqliteCheckpointStore.open(path, { clock: new FakeClock() });
+    await second.close();
+  }));
+
+const writeLock = (path: string, owner: object): void =>
+  writeFileSync(`${path}.owner`, JSON.stringify(owner));
+
+test('a lock held by another live process on this host is refused, naming that process', () =>
+  withFile((path) => {
+    writeLock(path, { pid: process.ppid, hostname: hostname(), token: 't', heartbeat: 0 });
+    assert.throws(
+      () => SqliteCheckpointStore.open(path, { clock: new FakeClock() }),
+      expectCheckpointError(
+        'ERR_CHECKPOINT_LOCKED',
+        `pid ${process.ppid} on ${hostname()}`,
+        `delete ${path}.owner`,
+      ),
+    );
+    assert.equal(existsSync(path), false, 'the database is not touched without the lock');
+  }));
+
+test('a lock left by a process that is gone is reclaimed', () =>
+  withFile(async (path) => {
+    const gone = spawnSync(process.execPath, ['-e', '']).pid;
+    writeLock(path, { pid: gone, hostname: hostname(), token: 't', heartbeat: 0 });
+    const store = SqliteCheckpointStore.open(path, { clock: new FakeClock() });
+    const owner = JSON.parse(readFileSync(`${path}.owner`, 'utf8')) as { pid: number };
+    assert.equal(owner.pid, process.pid);
+    await store.close();
+  }));
+
+test('a lock with this process id that this process does not hold is reclaimed (a restarted container)', () =>
+  withFile(async (path) => {
+    writeLock(path, { pid: process.pid, hostname: hostname(), token: 'earlier', heartbeat: 0 });
+    const store = SqliteCheckpointStore.open(path, { clock: new FakeClock() });
+    await store.close();
+  }));
+
+test('an unreadable lock file is reclaimed', () =>
+  withFile(async (path) => {
+    writeFileSync(`${path}.owner`, '');
+    const store = SqliteCheckpointStore.open(path, { clock: new FakeClock() });
+    await store.close();
+  }));
+
+test('a lock from another host is refused while its heartbeat is fresh and reclaimed once it is stale', () =>
+  withFile(async (path) => {
+    const clock = new FakeClock();
+    writeLock(path, { pid: 1, hostname: 'elsewhere', token: 't', heartbeat: clock.now() - 30_000 });
+    assert.throws(
+      () => SqliteCheckpointStore.open(path, { clock }),
+      expectCheckpointError('ERR_CHECKPOINT_LOCKED', 'pid 1 on elsewhere'),
+    );
+    writeLock(path, { pid: 1, hostname: 'elsewhere', token: 't', heartbeat: clock.now() - 61_000 });
+    const store = SqliteCheckpointStore.open(path, { clock });
+    await store.close();
+  }));
+
+test('the lock holder rewrites its heartbeat on the clock', () =>
+  withFile(async (path) => {
+    const clock = new FakeClock();
+    const store = SqliteCheckpointStore.open(path, { clock, lock: { refreshMs: 5000 } });
+    try {
+      const heartbeat = (): number =>
+        (JSON.parse(readFileSync(`${path}.owner`, 'utf8')) as { heartbeat: number }).heartbeat;
+      const start = heartbeat();
+      await clock.tick(5000);
+      assert.equal(heartbeat(), start + 5000);
+    } finally {
+      await store.close();
+    }
+  }));
+
+test('a lock directory left by a crash in the middle of a transaction is cleared', () =>
+  withFile(async (path) => {
+    const store = SqliteCheckpointStore.open(path, { clock: new FakeClock() });
+    store.recordBaseline('pods', 'audit', [pod('d', 'a')]);
+    store.destroy();
+    mkdirSync(`${path}.lock`);
+    const again = SqliteCheckpointStore.open(path, { clock: new FakeClock() });
+    try {
+      assert.equal([...again.entries('pods', 'audit')].length, 1);
+      again.recordDelivered(changeEvent('added', pod('d', 'b')), 'audit');
+      await again.flush();
+    } finally {
+      await again.close();
+    }
+  }));
+
+test('a file written by a newer Raven is refused with its schema version and what to do', () =>
+  withFile(async (path) => {
+    await SqliteCheckpointStore.open(path, { clock: new FakeClock() }).close();
+    const db = new sqlite.Database(path);
+    db.run("UPDATE meta SET value = '99' WHERE name = 'schema_version'");
+    db.close();
+    assert.throws(
+      () => SqliteCheckpointStore.open(path, { clock: new FakeClock() }),
+      expectCheckpointError(
+        'ERR_CHECKPOINT_SCHEMA',
+        path,
+        'schema version 99',
+        'newer Raven',
+        'move the file away',
+      ),
+    );
+    assert.equal(existsSync(`${path}.owner`), false, 'the lock is released after a refused open');
+  }));
+
+test('a corrupt file is refused with a message naming the path and what to do', () =>
+  withFile((path) => {
+    writeFileSync(path, 'this is not an SQLite database\n'.repeat(200));
+    assert.throws(
+      () => SqliteCheckpointStore.open(path, { clock: new FakeClock() }),
+      expectCheckpointError('ERR_CHECKPOINT_UNREADABLE', path, `mv ${path} ${path}.broken`, 'no checkpoint'),
+    );
+  }));
+
+test('a damaged checkpoint file is refused rather than half read', () =>
+  withFile(async (path) => {
+    const store = SqliteCheckpointStore.open(path, { clock: new FakeClock() });
+    store.recordBaseline(
+      'pods',
+      'audit',
+      Array.from({ length: 300 }, (_, i) => pod('d', `p${i}`)),
+    );
+    await store.close();
+    const bytes = readFileSync(path);
+    bytes.fill(0xa5, 4096 * 2, 4096 * 4);
+    writeFileSync(path, bytes);
+    assert.throws(
+      () => SqliteCheckpointStore.open(path, { clock: new FakeClock() }),
+      expectCheckpointError('ERR_CHECKPOINT_UNREADABLE', path, 'move it away'),
+    );
+  }));
+
+test('an SQLite database that is not a checkpoint is refused', () =>
+  withFile((path) => {
+    const db = new sqlite.Database(path);
+    db.exec('CREATE TABLE employees (name TEXT)');
+    db.close();
+    assert.throws(
+      () => SqliteCheckpointStore.open(path, { clock: new FakeClock() }),
+      expectCheckpointError('ERR_CHECKPOINT_UNREADABLE', path, 'not a Raven checkpoint'),
+    );
+  }));
+
+test('a directory that does not exist is reported with the path', () => {
+  const path = join(tmpdir(), 'raven-no-such-dir', 'nested', 'checkpoints.db');
+  assert.throws(
+    () => SqliteCheckpointStore.open(path, { clock: new FakeClock() }),
+    expectCheckpointError('ERR_CHECKPOINT_UNREADABLE', `checkpoint file ${path}`, 'directory exists'),
+  );
+});
+
+test('10k objects for two sinks round-trip through the file (measured, not asserted)', (t) =>
+  withFile(async (path) => {
+    const count = 10_000;
+    const objects = Array.from({ length: count }, (_, i) =>
+      pod(`ns-${i % 20}`, `pod-${i}`, {
+        uid: `00000000-0000-0000-0000-${String(i).padStart(12, '0')}`,
+        rv: `${1000 + i}`,
+      }),
+    );
+    const jsonBytes = objects.reduce((sum, o) => sum + JSON.stringify(o).length, 0);
+    const ms = (start: bigint): string => (Number(process.hrtime.bigint() - start) / 1e6).toFixed(0);
+
+    let start = process.hrtime.bigint();
+    const store = SqliteCheckpointStore.open(path, { clock: new FakeClock() });
+    for (const sink of ['audit', 'webhook']) {
+      for (const object of objects) store.recordDelivered(changeEvent('added', object), sink);
+    }
+    await store.flush();
+    t.diagnostic(`record + flush ${count} objects x 2 sinks: ${ms(start)} ms`);
+    const stats = store.stats();
+    await store.close();
+    const size = statSync(path).size;
+    t.diagnostic(
+      `file size ${(size / 1024 / 1024).toFixed(2)} MiB (${Math.round(size / count)} B per object; ` +
+        `objects average ${Math.round(jsonBytes / count)} B of JSON); states ${stats.states}, entries ${stats.entries}`,
+    );
+
+    start = process.hrtime.bigint();
+    const again = SqliteCheckpointStore.open(path, { clock: new FakeClock() });
+    t.diagnostic(`open with integrity check: ${ms(start)} ms`);
+    try {
+      start = process.hrtime.bigint();
+      const entries = [...again.entries('pods', 'audit')];
+      t.diagnostic(`read back ${entries.length} entries: ${ms(start)} ms`);
+      assert.equal(entries.length, count);
+
+      const current = objects.map((o, i) =>
+        i % 10 === 0
+          ? pod(o.metadata?.namespace, o.metadata?.name ?? '', {
+              uid: o.metadata?.uid ?? '',
+              rv: `${5000 + i}`,
+              image: 'v2',
+            })
+          : o,
+      );
+      start = process.hrtime.bigint();
+      const { events } = changesSince(entries, current, {
+        watcher: 'pods',
+        resource: PODS,
+        origin: 'restart',
+        now: () => TIME,
+      });
+      t.diagnostic(`compare ${count} objects, ${events.length} modified: ${ms(start)} ms`);
+      assert.equal(events.length, count / 10);
+
+      start = process.hrtime.bigint();
+      for (const event of events) again.recordDelivered(event, 'audit');
+      await again.flush();
+      t.diagnostic(`record + flush ${events.length} modified: ${ms(start)} ms`);
+    } finally {
+      await again.close();
+    }
+  }));

@@ -1,0 +1,13 @@
+/**
+ * Delivery: retries, ordering, backlog and dead letters for every sink alike. Re-exports only.
+ */
+export {
+  SinkDelivery,
+  type SinkDeliveryOptions,
+  type DeliveryState,
+  type OverflowedObject,
+  type CloseResult,
+} from './sink-delivery.js';
+export { noopDeliveryMetrics, type DeliveryMetrics } from './delivery-metrics.js';
+export { DeadLetterFile, type DeadLetterRecord, type DeadLetterWriter } from './dead-letter.js';
+export { retryBackoffMs, type RetryBackoffOptions } from './retry-backoff.js';

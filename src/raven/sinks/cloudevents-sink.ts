@@ -1,0 +1,107 @@
+/**
+ * POSTs each change event as a CloudEvent 1.0 in HTTP structured mode
+ * (`content-type: application/cloudevents+json`). Attributes:
+ *
+ * - `id`: the event id; `source`: configured (a URI-reference naming this Raven, e.g. `/raven/prod`);
+ * - `type`: `io.k8s.raven.<resource>[.<group>].<added|modified|deleted>`, the resource named as in
+ *   `kubectl get deployments.apps`: `io.k8s.raven.deployments.apps.modified`, and for the core
+ *   group `io.k8s.raven.pods.added`; the last segment is always the change type;
+ * - `subject`: `namespace/name` (or `name`); `time`: when Raven saw the change;
+ * - `datacontenttype: application/json`; `data`: the whole change event (object, previous, diff);
+ * - extensions `ravenwatcher` and `ravenorigin`.
+ *
+ * Status classification is the webhook's: 2xx delivered; 408, 429, 5xx and network failures retryable.
+ */
+import type { Dispatcher } from 'undici';
+import { ConfigError } from '../../errors/raven-error.js';
+import type { Clock } from '../../util/clock.js';
+import { eventObjectKey, type ChangeEvent } from '../change-event.js';
+import { checkExtraHeaders, checkUrl, httpPost } from './http-post.js';
+import type { Sink } from './sink.js';
+
+export interface CloudEventsSinkOptions {
+  name: string;
+  url: string;
+  /** The CloudEvents `source`: a URI-reference identifying this Raven, e.g. `/raven/prod-eu`. */
+  source: string;
+  /** Replaces `io.k8s.raven` at the start of `type`. */
+  typePrefix?: string;
+  /** Extra headers (e.g. `authorization`). */
+  headers?: Record<string, string>;
+  /** Default 10 000 ms. */
+  timeoutMs?: number;
+  dispatcher?: Dispatcher;
+  clock?: Clock;
+}
+
+/** A CloudEvent in the JSON event format, with a change event as data. */
+export interface RavenCloudEvent {
+  specversion: '1.0';
+  id: string;
+  source: string;
+  type: string;
+  subject: string;
+  time: string;
+  datacontenttype: 'application/json';
+  ravenwatcher: string;
+  ravenorigin: string;
+  data: ChangeEvent;
+}
+
+/**
+ * @example
+ * cloudEventType(event); // => 'io.k8s.raven.deployments.apps.modified'
+ */
+export function cloudEventType(event: ChangeEvent, prefix = 'io.k8s.raven'): string {
+  const { resource, group } = event.resource;
+  return `${prefix}.${group === '' ? resource : `${resource}.${group}`}.${event.type}`;
+}
+
+/** The structured-mode body for one event. */
+export function toCloudEvent(event: ChangeEvent, source: string, prefix?: string): RavenCloudEvent {
+  return {
+    specversion: '1.0',
+    id: event.id,
+    source,
+    type: cloudEventType(event, prefix),
+    subject: eventObjectKey(event),
+    time: event.time,
+    datacontenttype: 'application/json',
+    ravenwatcher: event.watcher,
+    ravenorigin: event.origin,
+    data: event,
+  };
+}
+
+export class CloudEventsSink implements Sink {
+  readonly name: string;
+  readonly #options: CloudEventsSinkOptions;
+
+  constructor(options: CloudEventsSinkOptions) {
+    checkExtraHeaders(options.headers, `sinks.${options.name}`);
+    if (options.source === '')
+      throw new ConfigError('source must be a non-empty URI-reference, e.g. /raven/prod', {
+        path: `sinks.${options.name}.source`,
+      });
+    checkUrl(options.url, `sinks.${options.name}.url`);
+    this.name = options.name;
+    this.#options = options;
+  }
+
+  async deliver(event: ChangeEvent, signal: AbortSignal): Promise<void> {
+    const body = JSON.stringify(toCloudEvent(event, this.#options.source, this.#options.typePrefix));
+    await httpPost({
+      label: `cloudevents sink "${this.name}"`,
+      url: this.#options.url,
+      body,
+      headers: {
+        ...this.#options.headers,
+        'content-type': 'application/cloudevents+json; charset=utf-8',
+      },
+      timeoutMs: this.#options.timeoutMs ?? 10_000,
+      signal,
+      ...(this.#options.clock === undefined ? {} : { clock: this.#options.clock }),
+      ...(this.#options.dispatcher === undefined ? {} : { dispatcher: this.#options.dispatcher }),
+    });
+  }
+}

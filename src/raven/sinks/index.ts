@@ -1,0 +1,28 @@
+/**
+ * Sinks: where change events go. Re-exports only.
+ */
+export type { Sink } from './sink.js';
+export { SinkHttpError, sinkRetryAfterMs } from './sink-http-error.js';
+export { StdoutSink, formatEventText, type StdoutSinkOptions } from './stdout-sink.js';
+export { FileSink, type FileSinkOptions } from './file-sink.js';
+export { WebhookSink, type WebhookSinkOptions } from './webhook-sink.js';
+export { signWebhook, verifyWebhook } from './webhook-signature.js';
+export { ChatSink, discordRetryAfterMs, type ChatSinkOptions } from './chat-sink.js';
+export {
+  chatMessage,
+  slackMessage,
+  mattermostMessage,
+  teamsMessage,
+  discordMessage,
+  type ChatMessageOptions,
+  type ChatPlatform,
+} from './chat-messages.js';
+export {
+  CloudEventsSink,
+  cloudEventType,
+  toCloudEvent,
+  type CloudEventsSinkOptions,
+  type RavenCloudEvent,
+} from './cloudevents-sink.js';
+export { sharedSinkDispatcher, closeSharedSinkDispatcher } from './http-post.js';
+export { scrubUrl } from './scrub-url.js';

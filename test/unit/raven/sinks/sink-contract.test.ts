@@ -1,0 +1,113 @@
+/**
+ * Every sink against the shared contract (`sink-contract.ts`).
+ */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { after } from 'node:test';
+import { Agent } from 'undici';
+import { ChatSink } from '../../../../src/raven/sinks/chat-sink.js';
+import { CloudEventsSink } from '../../../../src/raven/sinks/cloudevents-sink.js';
+import { FileSink } from '../../../../src/raven/sinks/file-sink.js';
+import type { Sink } from '../../../../src/raven/sinks/sink.js';
+import { StdoutSink } from '../../../../src/raven/sinks/stdout-sink.js';
+import { WebhookSink } from '../../../../src/raven/sinks/webhook-sink.js';
+import { HttpReceiver, type Answer } from '../../../harness/http-receiver.js';
+import { sinkContract, type SinkUnderTest } from './sink-contract.js';
+
+const dispatcher = new Agent();
+after(() => dispatcher.close());
+
+function collecting(fail?: Error): { stream: Writable; chunks: string[] } {
+  const chunks: string[] = [];
+  const stream = new Writable({
+    decodeStrings: false,
+    write(chunk: string, _encoding, callback) {
+      if (fail !== undefined) {
+        callback(fail);
+        return;
+      }
+      chunks.push(chunk);
+      callback();
+    },
+  });
+  return { stream, chunks };
+}
+
+sinkContract('stdout', {
+  healthy: () => {
+    const { stream, chunks } = collecting();
+    return Promise.resolve({
+      sink: new StdoutSink({ name: 'out', stream, format: 'json' }),
+      received: () => Promise.resolve([...chunks]),
+      cleanup: () => Promise.resolve(),
+    });
+  },
+  transient: () => {
+    const { stream } = collecting(Object.assign(new Error('write EAGAIN'), { code: 'EAGAIN' }));
+    return Promise.resolve({
+      sink: new StdoutSink({ name: 'out', stream }),
+      received: () => Promise.resolve([]),
+      cleanup: () => Promise.resolve(),
+    });
+  },
+  permanent: () => {
+    const { stream } = collecting();
+    stream.destroy();
+    return Promise.resolve({
+      sink: new StdoutSink({ name: 'out', stream }),
+      received: () => Promise.resolve([]),
+      cleanup: () => Promise.resolve(),
+    });
+  },
+});
+
+async function fileSink(blocked: boolean): Promise<SinkUnderTest> {
+  const dir = await mkdtemp(join(tmpdir(), 'raven-contract-'));
+  // A regular file where the sink's directory should be: ENOTDIR until someone fixes it.
+  if (blocked) await writeFile(join(dir, 'blocked'), '');
+  const path = blocked ? join(dir, 'blocked', 'events.jsonl') : join(dir, 'events.jsonl');
+  return {
+    sink: new FileSink({ name: 'file', path }),
+    received: async () => {
+      const text = await readFile(path, 'utf8').catch(() => '');
+      return text.split('\n').filter((line) => line !== '');
+    },
+    cleanup: () => rm(dir, { recursive: true, force: true }),
+  };
+}
+
+sinkContract('file', {
+  healthy: () => fileSink(false),
+  transient: () => fileSink(true),
+  permanent: {
+    skip: 'every file-system error may clear (space freed, permissions fixed), so the file sink never refuses for good',
+  },
+});
+
+async function httpSink(make: (url: string) => Sink, answer?: Answer): Promise<SinkUnderTest> {
+  const receiver = await HttpReceiver.start();
+  if (answer !== undefined) receiver.fallback = answer;
+  return {
+    sink: make(receiver.url('/in/secret-token')),
+    received: () => Promise.resolve(receiver.requests.map((r) => r.raw)),
+    cleanup: () => receiver.close(),
+  };
+}
+
+function httpContract(name: string, make: (url: string) => Sink): void {
+  sinkContract(name, {
+    healthy: () => httpSink(make),
+    transient: () => httpSink(make, { status: 503, body: 'try later' }),
+    permanent: () => httpSink(make, { status: 400, body: 'bad request' }),
+  });
+}
+
+httpContract('webhook', (url) => new WebhookSink({ name: 'hook', url, secret: 's', dispatcher }));
+httpContract(
+  'cloudevents',
+  (url) => new CloudEventsSink({ name: 'ce', url, source: '/raven/test', dispatcher }),
+);
+for (const platform of ['slack', 'mattermost', 'teams', 'discord'] as const)
+  httpContract(`${platform} chat`, (url) => new ChatSink({ name: 'chat', platform, url, dispatcher }));

@@ -1,0 +1,152 @@
+/**
+ * The schema of `raven.yaml` and the types it parses to. Every field has a default except the
+ * ones only the user can know (watchers, URLs, paths); docs/configuration.md documents each.
+ *
+ * The schema checks each field on its own. What needs the whole file (unique names, routes that
+ * name existing watchers and sinks) is checked in `cross-references.ts`; relative paths and `*`
+ * in routes are resolved by the loader, so the {@link RavenConfig} it returns is ready to run.
+ */
+import * as z from 'zod';
+import { eventsSchema, watcherSchema } from './watcher-schema.js';
+import { sinkSchema } from './sink-schema.js';
+import {
+  expecting,
+  integer,
+  listenAddressSchema,
+  nameSchema,
+  oneOrMany,
+  seconds,
+  strictObject,
+  text,
+} from './schema-helpers.js';
+
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
+
+/** `{ path }` is short for `{ type: sqlite, path }`. */
+const checkpointSchema = z.preprocess(
+  (value) =>
+    typeof value === 'object' && value !== null && !Array.isArray(value) && !('type' in value)
+      ? { type: 'sqlite', ...value }
+      : value,
+  z.discriminatedUnion('type', [
+    strictObject({ type: z.literal('sqlite'), path: text('a file path such as ./raven-state.db') }),
+    strictObject({ type: z.literal('memory') }),
+  ]),
+);
+
+const serverSchema = strictObject({
+  enabled: z.boolean().default(true),
+  address: listenAddressSchema.default('127.0.0.1'),
+  /** 0 picks any free port (the daemon logs which). */
+  port: expecting(z.int().min(0).max(65_535), 'an integer from 0 to 65535').default(9090),
+});
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** The lease timings must leave room for renewals, as the elector requires. */
+const RETRY_JITTER = 1.2;
+
+const leaderElectionSchema = strictObject({
+  enabled: z.boolean().default(false),
+  /** Where the Lease lives; the namespace must exist and the daemon may update Leases in it. */
+  namespace: expecting(z.string().max(63).regex(DNS_LABEL), 'a namespace name').default('raven'),
+  name: expecting(z.string().max(253).regex(DNS_SUBDOMAIN), 'a Lease name (a DNS subdomain)').default(
+    'raven',
+  ),
+  /** Unique per replica; default `<hostname>-<pid>` (in a pod, the hostname is the pod name). */
+  identity: text('a non-empty string').optional(),
+  leaseDurationSeconds: seconds(15),
+  renewDeadlineSeconds: seconds(10),
+  retryPeriodSeconds: seconds(2),
+}).superRefine((le, ctx) => {
+  if (le.renewDeadlineSeconds >= le.leaseDurationSeconds) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['renewDeadlineSeconds'],
+      message: `must be less than leaseDurationSeconds (${le.leaseDurationSeconds}), got ${le.renewDeadlineSeconds}`,
+    });
+  } else if (le.retryPeriodSeconds * RETRY_JITTER >= le.renewDeadlineSeconds) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['retryPeriodSeconds'],
+      message: `must be well below renewDeadlineSeconds (${le.renewDeadlineSeconds}): at most ${
+        Math.floor((le.renewDeadlineSeconds / RETRY_JITTER) * 100) / 100
+      } with jitter, got ${le.retryPeriodSeconds}`,
+    });
+  }
+});
+
+const diffSchema = strictObject({
+  /** Extra paths left out of diffs (and of "did it change"), added to the built-in noise list. */
+  ignore: z.array(text('a field path such as status.observedGeneration')).default([]),
+  /** Use only `ignore`, not the built-in list. */
+  replaceDefaults: z.boolean().default(false),
+  /** Longest diff reported for one event. */
+  maxEntries: integer(1, 200),
+});
+
+const shutdownSchema = strictObject({
+  /** How long to keep delivering queued events after SIGTERM before giving up (they stay in the checkpoint). */
+  drainTimeoutSeconds: expecting(z.number().min(0), 'a number of seconds (0 or more)').default(10),
+});
+
+/** Names, or `*` for all; parsed to a list. */
+const targets = (what: string) =>
+  oneOrMany(expecting(z.string().min(1), `a ${what} name or "*"`), `a ${what} name, "*", or a list of names`);
+
+const routeSchema = strictObject({
+  watchers: targets('watcher'),
+  sinks: targets('sink'),
+  events: eventsSchema,
+});
+
+const handlerSchema = strictObject({
+  name: nameSchema,
+  /** A path (relative to the config file) or an installed package name. */
+  module: text('a module path such as ./handlers/translate.mjs or a package name'),
+  /** Which watchers' events the handler receives; default all. */
+  watchers: targets('watcher').default(['*']),
+  events: eventsSchema,
+  /** Passed to the handler as is (environment variables are substituted). */
+  options: expecting(z.record(z.string(), z.unknown()), 'a mapping of options').default({}),
+});
+
+/** The whole file. */
+export const ravenConfigSchema = strictObject({
+  /** Default: $KUBECONFIG, then ~/.kube/config, then the in-cluster service account. */
+  kubeconfig: text('a kubeconfig file path').optional(),
+  context: text('a context name from the kubeconfig').optional(),
+  logLevel: z.enum(LOG_LEVELS).default('info'),
+  server: serverSchema.prefault({}),
+  checkpoint: checkpointSchema.default({ type: 'memory' }),
+  leaderElection: leaderElectionSchema.prefault({}),
+  diff: diffSchema.prefault({}),
+  shutdown: shutdownSchema.prefault({}),
+  watchers: expecting(z.array(watcherSchema).min(1), 'a non-empty list of watchers'),
+  sinks: expecting(z.array(sinkSchema), 'a list of sinks').default([]),
+  /** Omitted: every watcher to every sink. */
+  routes: expecting(z.array(routeSchema), 'a list of routes').optional(),
+  handlers: expecting(z.array(handlerSchema), 'a list of handlers').default([]),
+});
+
+type Parsed = z.output<typeof ravenConfigSchema>;
+
+export type LogLevel = (typeof LOG_LEVELS)[number];
+export type ServerConfig = Parsed['server'];
+export type CheckpointConfig = Parsed['checkpoint'];
+export type DiffConfig = Parsed['diff'];
+export type ShutdownConfig = Parsed['shutdown'];
+export type RouteConfig = z.output<typeof routeSchema>;
+export type HandlerConfig = z.output<typeof handlerSchema>;
+/** Leader election; `identity` is always filled in by the loader. */
+export type LeaderElectionConfig = Parsed['leaderElection'] & { identity: string };
+
+/**
+ * A loaded configuration: defaults applied, paths absolute, `*` in routes and handlers replaced by
+ * the names it stands for, and `routes` always present.
+ */
+export type RavenConfig = Omit<Parsed, 'leaderElection' | 'routes'> & {
+  leaderElection: LeaderElectionConfig;
+  routes: RouteConfig[];
+};

@@ -1,0 +1,141 @@
+/**
+ * The `sinks:` entries: where change events are delivered. Every sink has a `name`, a `type` that
+ * selects its settings, and `delivery` (retries, backoff, dead letters, backlog), which the
+ * delivery layer applies to every sink alike.
+ */
+import * as z from 'zod';
+import {
+  expecting,
+  headersSchema,
+  integer,
+  nameSchema,
+  seconds,
+  strictObject,
+  text,
+  urlSchema,
+} from './schema-helpers.js';
+import { templateProblem } from './template-check.js';
+
+/** Sink types, in the order documented. */
+export const SINK_TYPES = [
+  'stdout',
+  'file',
+  'webhook',
+  'slack',
+  'mattermost',
+  'teams',
+  'discord',
+  'cloudevents',
+] as const;
+
+export type SinkType = (typeof SINK_TYPES)[number];
+
+/** Retries and buffering, per sink. */
+export const deliverySchema = strictObject({
+  /** Attempts per event, the first included; then the event goes to the dead-letter file (or is dropped). */
+  maxAttempts: integer(1, 8),
+  /** First retry delay; doubles per attempt (with jitter) up to `maxBackoffMs`. */
+  initialBackoffMs: integer(1, 500, ' milliseconds'),
+  maxBackoffMs: integer(1, 60_000, ' milliseconds'),
+  /** JSON lines of events that exhausted their attempts; relative to the config file. */
+  deadLetterPath: text('a file path').optional(),
+  /** Events waiting for this sink before it is considered too far behind and resynced from the checkpoint. */
+  maxBacklog: integer(1, 10_000, ' events'),
+  /** Objects delivered at the same time (events of one object are always in order). */
+  concurrency: integer(1, 4),
+  /** Longest wait a receiver may ask for with Retry-After. */
+  maxRetryAfterMs: integer(0, 900_000, ' milliseconds'),
+}).superRefine((delivery, ctx) => {
+  if (delivery.initialBackoffMs > delivery.maxBackoffMs) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['initialBackoffMs'],
+      message: `initialBackoffMs (${delivery.initialBackoffMs}) must not exceed maxBackoffMs (${delivery.maxBackoffMs})`,
+    });
+  }
+});
+
+const common = {
+  name: nameSchema,
+  delivery: deliverySchema.prefault({}),
+};
+
+const template = expecting(z.string(), 'a message template such as "{{type}} {{resource.kind}} {{name}}"')
+  .superRefine((value, ctx) => {
+    const problem = templateProblem(value);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+  })
+  .optional();
+
+const timeoutSeconds = seconds(10);
+
+const chat = {
+  ...common,
+  /** The incoming-webhook URL (a credential: use `${VAR}`). */
+  url: urlSchema,
+  /** Replaces the message text; default: the sink's built-in summary with the diff. */
+  template,
+  /** Diff lines shown before "... and N more". */
+  maxDiffLines: integer(1, 20, ' lines'),
+  timeoutSeconds,
+};
+
+/** Mattermost and Discord also let the poster's name and avatar be set. */
+const poster = {
+  username: text('a display name').optional(),
+  iconUrl: urlSchema.optional(),
+};
+
+/** One sink. */
+export const sinkSchema = z.discriminatedUnion('type', [
+  strictObject({
+    ...common,
+    type: z.literal('stdout'),
+    /** `auto`: human-readable text on a terminal, JSON lines otherwise. */
+    format: z.enum(['auto', 'text', 'json']).default('auto'),
+    /** Force colour on or off; omitted: on a terminal unless NO_COLOR is set. */
+    color: z.boolean().optional(),
+  }),
+  strictObject({
+    ...common,
+    type: z.literal('file'),
+    /** JSON lines, appended; relative to the config file. */
+    path: text('a file path'),
+    /** Rotate before a write would pass `maxBytes`, keeping `maxFiles` old files (0: truncate instead). */
+    rotate: strictObject({
+      maxBytes: integer(1024, 100 * 1024 * 1024, ' bytes'),
+      maxFiles: integer(0, 5),
+    }).prefault({}),
+    /** `always`: on disk before the event counts as delivered; `rotate`: only at rotation and close. */
+    fsync: z.enum(['always', 'rotate']).default('always'),
+  }),
+  strictObject({
+    ...common,
+    type: z.literal('webhook'),
+    url: urlSchema,
+    /** Signs each body with HMAC-SHA256; the receiver verifies the signature header. */
+    secret: text('a secret string (use ${VAR})').optional(),
+    headers: headersSchema,
+    timeoutSeconds,
+  }),
+  strictObject({ ...chat, type: z.literal('slack') }),
+  strictObject({ ...chat, ...poster, type: z.literal('mattermost') }),
+  strictObject({ ...chat, type: z.literal('teams') }),
+  strictObject({ ...chat, ...poster, type: z.literal('discord') }),
+  strictObject({
+    ...common,
+    type: z.literal('cloudevents'),
+    url: urlSchema,
+    /** The CloudEvents `source` attribute (a URI reference naming this Raven). */
+    source: text('a URI reference such as /raven/cluster-a').default('/raven'),
+    /** Start of the CloudEvents `type`: `<prefix>.<resource>[.<group>].<change type>`. */
+    typePrefix: text('a reverse-DNS prefix such as io.k8s.raven').default('io.k8s.raven'),
+    headers: headersSchema,
+    timeoutSeconds,
+  }),
+]);
+
+export type SinkConfig = z.output<typeof sinkSchema>;
+export type DeliveryConfig = z.output<typeof deliverySchema>;
+/** The settings of one sink type: `SinkConfigOf<'webhook'>`. */
+export type SinkConfigOf<T extends SinkType> = Extract<SinkConfig, { type: T }>;

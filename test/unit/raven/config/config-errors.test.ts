@@ -1,0 +1,260 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ConfigError } from '../../../../src/errors/raven-error.js';
+import { configErrorList, parseRavenConfig } from '../../../../src/raven/config/index.js';
+
+const WATCHERS = 'watchers: [{ name: pods, resource: pods }]\n';
+const SINKS = 'sinks: [{ name: console, type: stdout }]\n';
+
+interface Case {
+  name: string;
+  source: string;
+  env?: Record<string, string>;
+  path: string;
+  message: RegExp;
+}
+
+const cases: Case[] = [
+  {
+    name: 'a bad enum value lists the valid ones and suggests the nearest',
+    source: `logLevel: warning\n${WATCHERS}${SINKS}`,
+    path: 'logLevel',
+    message: /expected one of trace, debug, info, warn, error, got "warning" \(did you mean "warn"\?\)/,
+  },
+  {
+    name: 'an unknown sink type lists every type',
+    source: `${WATCHERS}sinks: [{ name: chat, type: slak, url: "https://x.example.com" }]\n`,
+    path: 'sinks[0].type',
+    message:
+      /expected one of stdout, file, webhook, slack, mattermost, teams, discord, cloudevents, got "slak" \(did you mean "slack"\?\)/,
+  },
+  {
+    name: 'a wrong type says what was expected and what was given',
+    source: `server: { port: [9090] }\n${WATCHERS}${SINKS}`,
+    path: 'server.port',
+    message: /expected an integer from 0 to 65535, got a list/,
+  },
+  {
+    name: 'a number out of range gives the range',
+    source: `server: { port: 70000 }\n${WATCHERS}${SINKS}`,
+    path: 'server.port',
+    message: /expected an integer from 0 to 65535, got 70000/,
+  },
+  {
+    name: 'a missing required field says it is missing and what it should be',
+    source: `watchers: [{ name: pods }]\n${SINKS}`,
+    path: 'watchers[0].resource',
+    message: /missing; expected a resource such as pods, deployments\.apps/,
+  },
+  {
+    name: 'a missing watchers list is required',
+    source: SINKS,
+    path: 'watchers',
+    message: /missing; expected a non-empty list of watchers/,
+  },
+  {
+    name: 'an unknown key suggests the near miss',
+    source: `${WATCHERS}sinks: [{ name: h, type: webhook, url: "https://x.example.com", timeout: 3 }]\n`,
+    path: 'sinks[0].timeout',
+    message: /unknown key "timeout" \(did you mean "timeoutSeconds"\?\); valid keys: .*timeoutSeconds/,
+  },
+  {
+    name: 'an unknown top-level key suggests the near miss',
+    source: `wacthers: []\n${WATCHERS}${SINKS}`,
+    path: 'wacthers',
+    message: /unknown key "wacthers" \(did you mean "watchers"\?\)/,
+  },
+  {
+    name: 'a bad URL shows the shape of a good one',
+    source: `${WATCHERS}sinks: [{ name: s, type: slack, url: "hooks.slack.com/x" }]\n`,
+    path: 'sinks[0].url',
+    message: /expected a URL like https:\/\/host\/path; the value given is not one \(not shown/,
+  },
+  {
+    name: 'a header Raven sets itself cannot be configured',
+    source: `${WATCHERS}sinks: [{ name: h, type: webhook, url: "https://x.example.com", headers: { Content-Type: text/plain } }]\n`,
+    path: 'sinks[0].headers.Content-Type',
+    message: /header "Content-Type" is set by Raven and cannot be configured/,
+  },
+  {
+    name: 'a listen address that is neither an IP nor a host name is rejected',
+    source: `server: { address: "local host" }\n${WATCHERS}${SINKS}`,
+    path: 'server.address',
+    message:
+      /expected an IP address or host name, such as 127\.0\.0\.1, 0\.0\.0\.0, :: or localhost, got "local host"/,
+  },
+  {
+    name: 'a URL of another scheme is rejected',
+    source: `${WATCHERS}sinks: [{ name: s, type: webhook, url: "ftp://x.example.com/" }]\n`,
+    path: 'sinks[0].url',
+    message: /expected a URL like https:\/\/host\/path/,
+  },
+  {
+    name: 'a bad label selector gives the position in the selector',
+    source: `watchers: [{ name: pods, resource: pods, labelSelector: "app in (web" }]\n${SINKS}`,
+    path: 'watchers[0].labelSelector',
+    message: /invalid label selector "app in \(web" at position 11: expected ',' or '\)' after a value/,
+  },
+  {
+    name: 'a bad field selector gives the position in the selector',
+    source: `watchers: [{ name: pods, resource: pods, fieldSelector: "status.phase" }]\n${SINKS}`,
+    path: 'watchers[0].fieldSelector',
+    message: /invalid field selector "status\.phase" at position 0: term "status\.phase" has no operator/,
+  },
+  {
+    name: 'a bad namespace pattern names the list entry',
+    source: `watchers: [{ name: pods, resource: pods, namespaces: [team-a, "team_*"] }]\n${SINKS}`,
+    path: 'watchers[0].namespaces[1]',
+    message: /pattern "team_\*" may contain only a-z, 0-9, '-', '\*'/,
+  },
+  {
+    name: 'a namespace list that excludes everything it includes is rejected',
+    source: `watchers: [{ name: pods, resource: pods, namespaces: [a, "!a"] }]\n${SINKS}`,
+    path: 'watchers[0].namespaces',
+    message: /every namespace listed is also excluded/,
+  },
+  {
+    name: 'a route naming an unknown watcher lists the defined ones',
+    source: `${WATCHERS}${SINKS}routes: [{ watchers: [pod], sinks: "*" }]\n`,
+    path: 'routes[0].watchers[0]',
+    message: /unknown watcher "pod" \(did you mean "pods"\?\); defined watchers: pods, or "\*" for all/,
+  },
+  {
+    name: 'a route naming an unknown sink lists the defined ones',
+    source: `${WATCHERS}${SINKS}routes: [{ watchers: "*", sinks: slack }]\n`,
+    path: 'routes[0].sinks',
+    message: /unknown sink "slack"; defined sinks: console/,
+  },
+  {
+    name: 'duplicate names point at the second and name the first',
+    source: `${WATCHERS}sinks: [{ name: out, type: stdout }, { name: out, type: stdout }]\n`,
+    path: 'sinks[1].name',
+    message: /duplicate name "out", already used by sinks\[0\]/,
+  },
+  {
+    name: 'a name that is not a DNS label says which characters are allowed',
+    source: `watchers: [{ name: My_Pods, resource: pods }]\n${SINKS}`,
+    path: 'watchers[0].name',
+    message: /expected a name of 1 to 63 characters a-z, 0-9 and '-'/,
+  },
+  {
+    name: 'a missing environment variable names the variable',
+    source: `${WATCHERS}sinks: [{ name: s, type: slack, url: "\${SLACK_WEBHOOK_URL}" }]\n`,
+    path: 'sinks[0].url',
+    message:
+      /environment variable SLACK_WEBHOOK_URL is not set; set it, or give a default with \$\{SLACK_WEBHOOK_URL:-value\}/,
+  },
+  {
+    name: 'an unclosed variable reference is an error',
+    source: `${WATCHERS}sinks: [{ name: s, type: slack, url: "https://\${HOST" }]\n`,
+    path: 'sinks[0].url',
+    message: /unclosed "\$\{" at position 8/,
+  },
+  {
+    name: 'a substituted number that is not a number is still a type error',
+    source: `server: { port: "\${PORT}" }\n${WATCHERS}${SINKS}`,
+    env: { PORT: 'http' },
+    path: 'server.port',
+    message: /expected an integer from 0 to 65535, got the value of \$\{PORT\} \(not shown\)/,
+  },
+  {
+    name: 'an unknown template placeholder suggests the field',
+    source: `${WATCHERS}sinks: [{ name: s, type: teams, url: "https://t.example.com", template: "{{resouce.kind}}" }]\n`,
+    path: 'sinks[0].template',
+    message:
+      /placeholder \{\{resouce\.kind\}\} at position 0: unknown field "resouce" \(did you mean "resource"\?\)/,
+  },
+  {
+    name: 'leader election timings that leave no room for renewal are rejected',
+    source: `leaderElection: { leaseDurationSeconds: 10, renewDeadlineSeconds: 10 }\n${WATCHERS}${SINKS}`,
+    path: 'leaderElection.renewDeadlineSeconds',
+    message: /must be less than leaseDurationSeconds \(10\), got 10/,
+  },
+  {
+    name: 'a backoff that starts above its maximum is rejected',
+    source: `${WATCHERS}sinks: [{ name: o, type: stdout, delivery: { initialBackoffMs: 5000, maxBackoffMs: 1000 } }]\n`,
+    path: 'sinks[0].delivery.initialBackoffMs',
+    message: /initialBackoffMs \(5000\) must not exceed maxBackoffMs \(1000\)/,
+  },
+  {
+    name: 'a config with no sinks and no handlers is rejected',
+    source: WATCHERS,
+    path: 'sinks',
+    message: /no sinks and no handlers/,
+  },
+  {
+    name: 'a top level that is not a mapping is rejected',
+    source: '- watchers\n',
+    path: '',
+    message: /expected a mapping of settings, got a list/,
+  },
+];
+
+for (const c of cases) {
+  test(c.name, () => {
+    let caught: unknown;
+    try {
+      parseRavenConfig(c.source, { file: 'conf/raven.yaml', env: c.env ?? {}, baseDir: '/' });
+    } catch (error) {
+      caught = error;
+    }
+    assert.ok(caught instanceof ConfigError, 'expected a ConfigError');
+    const errors = configErrorList(caught);
+    const error = errors.find((e) => e.path === c.path);
+    assert.ok(error, `no error at ${c.path}; got:\n${caught.message}`);
+    assert.equal(error.file, 'conf/raven.yaml');
+    const prefix = c.path === '' ? 'conf/raven.yaml: ' : `conf/raven.yaml: ${c.path}: `;
+    assert.ok(error.message.startsWith(prefix), error.message);
+    assert.match(error.message, c.message);
+    assert.equal(error.code, 'ERR_CONFIG');
+  });
+}
+
+test('a field whose variable is missing reports only that, not a bad URL as well', () => {
+  try {
+    parseRavenConfig(`${WATCHERS}sinks: [{ name: s, type: slack, url: "\${MISSING}" }]\n`, { env: {} });
+    assert.fail('expected an error');
+  } catch (error) {
+    assert.ok(error instanceof ConfigError);
+    assert.deepEqual(
+      configErrorList(error).map((e) => e.path),
+      ['sinks[0].url'],
+    );
+  }
+});
+
+test('a YAML syntax error gives the line and column', () => {
+  try {
+    parseRavenConfig('watchers:\n  - name: pods\n    resource: [pods\nsinks: []\n', {
+      file: 'raven.yaml',
+      env: {},
+    });
+    assert.fail('expected an error');
+  } catch (error) {
+    assert.ok(error instanceof ConfigError);
+    assert.match(error.message, /^raven\.yaml: YAML syntax error at line \d+, column \d+: /);
+  }
+});
+
+test('a duplicate key in a mapping is a YAML error with its line', () => {
+  try {
+    parseRavenConfig(`logLevel: info\nlogLevel: debug\n${WATCHERS}${SINKS}`, { file: 'raven.yaml', env: {} });
+    assert.fail('expected an error');
+  } catch (error) {
+    assert.ok(error instanceof ConfigError);
+    assert.match(
+      error.message,
+      /^raven\.yaml: YAML syntax error at line 2, column 1: Map keys must be unique/,
+    );
+  }
+});
+
+test('each error carries the line and column of its field', () => {
+  try {
+    parseRavenConfig(`${WATCHERS}sinks:\n  - name: hook\n    type: webhook\n    url: nope\n`, { env: {} });
+    assert.fail('expected an error');
+  } catch (error) {
+    assert.ok(error instanceof ConfigError);
+    assert.match(error.message, /\(line 5, column 5\)$/);
+  }
+});

@@ -1,0 +1,243 @@
+/**
+ * Leader election between OS processes: replicas of the example controller contend for one Lease
+ * with short timings (lease 6 s, renew deadline 4 s, retry 1 s). Exactly one leads; a SIGKILLed
+ * leader is replaced once the lease expires — asserted against a lease duration plus one jittered
+ * retry period plus 2 s, a correctness bound of the algorithm (its worst case is L + 2.4 P = 8.4 s
+ * here), not a performance figure; a leader stopped with SIGTERM releases the lease and exits 0,
+ * and a standby takes over at its next retry, well within the lease duration. After each handover
+ * the new leader is shown to reconcile.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Lease } from 'kubernetes-types/coordination/v1.js';
+import type { Pod } from 'kubernetes-types/core/v1.js';
+import { loadConfig } from '../../src/client/load-config.js';
+import { KubeClient } from '../../src/client/kube-client.js';
+import { ResourceClient } from '../../src/client/resource-client.js';
+import {
+  installReplicaKeeperCrd,
+  pods as podsRef,
+  replicaKeepers,
+  type ReplicaKeeper,
+} from '../../examples/replication-controller/replica-keeper.js';
+import { repoRoot } from '../harness/binaries.js';
+import { deleteNamespace, freshNamespace, sharedCluster } from '../harness/test-cluster.js';
+
+const leaseDurationMs = 6_000;
+const renewDeadlineMs = 4_000;
+const retryPeriodMs = 1_000;
+/** The elector sleeps up to 1.2 retry periods between attempts. */
+const jitteredRetryMs = retryPeriodMs * 1.2;
+/** Process scheduling, request latency and log delivery on a busy test machine. */
+const slackMs = 2_000;
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+interface LogLine {
+  msg: string;
+  leader?: string;
+  /** When the test received the line. */
+  receivedAt: number;
+}
+
+/** One replica of the example controller as a child process, with its log lines as they arrive. */
+class Replica {
+  readonly lines: LogLine[] = [];
+  readonly stderr: string[] = [];
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  readonly #child: ChildProcess;
+  #waiters: (() => void)[] = [];
+
+  constructor(
+    readonly identity: string,
+    args: string[],
+  ) {
+    const main = join(repoRoot, 'examples', 'replication-controller', 'main.ts');
+    this.#child = spawn(process.execPath, ['--import', 'tsx', main, '--identity', identity, ...args], {
+      cwd: repoRoot,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.exited = new Promise((resolve) => {
+      this.#child.on('exit', (code, signal) => {
+        resolve({ code, signal });
+        this.#wake();
+      });
+    });
+    createInterface({ input: this.#child.stdout as NodeJS.ReadableStream }).on('line', (text) => {
+      const receivedAt = Date.now();
+      try {
+        this.lines.push({ ...(JSON.parse(text) as { msg: string; leader?: string }), receivedAt });
+      } catch {
+        this.stderr.push(text);
+      }
+      this.#wake();
+    });
+    createInterface({ input: this.#child.stderr as NodeJS.ReadableStream }).on('line', (text) => {
+      this.stderr.push(text);
+    });
+  }
+
+  get running(): boolean {
+    return this.#child.exitCode === null && this.#child.signalCode === null;
+  }
+
+  kill(signal: NodeJS.Signals): void {
+    if (this.running) this.#child.kill(signal);
+  }
+
+  has(msg: string): boolean {
+    return this.lines.some((l) => l.msg === msg);
+  }
+
+  /** The first line matching `match`, waiting for it up to `timeoutMs`. */
+  async line(match: (line: LogLine) => boolean, what: string, timeoutMs = 60_000): Promise<LogLine> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = this.lines.find(match);
+      if (found !== undefined) return found;
+      if (!this.running) assert.fail(`${this.identity} exited before ${what}\n${this.transcript()}`);
+      const left = deadline - Date.now();
+      if (left <= 0) assert.fail(`${this.identity}: no ${what} within ${timeoutMs} ms\n${this.transcript()}`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.min(left, 500));
+        this.#waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+
+  transcript(): string {
+    return [...this.lines.map((l) => JSON.stringify(l)), ...this.stderr].slice(-40).join('\n');
+  }
+
+  #wake(): void {
+    const waiters = this.#waiters;
+    this.#waiters = [];
+    for (const wake of waiters) wake();
+  }
+}
+
+test(
+  'one replica leads; a killed leader is replaced once the lease expires, a stopped one at once',
+  { timeout: 240_000 },
+  async (t) => {
+    const plane = await sharedCluster();
+    const ns = await freshNamespace(plane, 'le');
+    const client = new KubeClient(await loadConfig({ kubeconfig: plane.kubeconfig }));
+    const replicas: Replica[] = [];
+    t.after(async () => {
+      for (const r of replicas) r.kill('SIGKILL');
+      await Promise.all(replicas.map((r) => r.exited));
+      await deleteNamespace(plane, ns);
+      await client.destroy();
+    });
+    const start = (identity: string): Replica => {
+      const replica = new Replica(identity, [
+        ...['--kubeconfig', plane.kubeconfig, '--namespace', ns, '--lease-name', 'keepers'],
+        ...['--lease-duration-ms', String(leaseDurationMs), '--renew-deadline-ms', String(renewDeadlineMs)],
+        ...['--retry-period-ms', String(retryPeriodMs)],
+      ]);
+      replicas.push(replica);
+      return replica;
+    };
+    const holder = async (): Promise<string> => {
+      const lease = await client.request<Lease>({
+        method: 'GET',
+        path: `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/keepers`,
+      });
+      return lease.spec?.holderIdentity ?? '';
+    };
+    const keepers = new ResourceClient<ReplicaKeeper>(client, replicaKeepers);
+    const pods = new ResourceClient<Pod>(client, podsRef);
+    /** The active leader is reconciling: the keeper gets exactly `n` pods. */
+    const reconciledTo = async (n: number): Promise<void> => {
+      await keepers.patch('web', { spec: { replicas: n } }, { type: 'merge', namespace: ns });
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const list = await pods.list({ namespace: ns, labelSelector: 'app=web' });
+        const active = list.items.filter((p) => p.metadata?.deletionTimestamp === undefined);
+        if (active.length === n) return;
+        if (Date.now() > deadline) assert.fail(`the keeper has ${active.length} pods, not ${n}`);
+        await sleep(200);
+      }
+    };
+
+    const alpha = start('alpha');
+    const beta = start('beta');
+    await installReplicaKeeperCrd(client);
+    await keepers.create({
+      apiVersion: 'raven.example.com/v1',
+      kind: 'ReplicaKeeper',
+      metadata: { name: 'web', namespace: ns },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: 'web' } },
+        template: {
+          metadata: { labels: { app: 'web' } },
+          spec: { containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }] },
+        },
+      },
+    });
+
+    // Exactly one leads: the first to say so; the other has seen it as leader and stays a standby.
+    const first = await Promise.race(
+      [alpha, beta].map(async (r) => {
+        await r.line((l) => l.msg === 'started leading', 'leadership');
+        return r;
+      }),
+    );
+    const standby = first === alpha ? beta : alpha;
+    await standby.line(
+      (l) => l.msg === 'new leader observed' && l.leader === first.identity,
+      `sight of ${first.identity} as leader`,
+    );
+    assert.equal(await holder(), first.identity);
+    await reconciledTo(2);
+    assert.equal(standby.has('started leading'), false, `${standby.identity} must not lead as well`);
+    assert.equal(await holder(), first.identity);
+
+    // SIGKILL: no release; the standby must wait for the lease to expire on its own clock.
+    const killedAt = Date.now();
+    first.kill('SIGKILL');
+    const tookOver = await standby.line((l) => l.msg === 'started leading', 'takeover after SIGKILL');
+    const killHandoverMs = tookOver.receivedAt - killedAt;
+    t.diagnostic(`handover after SIGKILL of the leader: ${killHandoverMs} ms (lease ${leaseDurationMs} ms)`);
+    assert.equal(await holder(), standby.identity);
+    assert.ok(
+      killHandoverMs <= leaseDurationMs + jitteredRetryMs + slackMs,
+      `took ${killHandoverMs} ms, more than a lease duration plus a retry period (and slack)`,
+    );
+    assert.deepEqual(await first.exited, { code: null, signal: 'SIGKILL' });
+    await reconciledTo(3);
+
+    // SIGTERM: the leader releases the lease; a standby takes it at its next retry.
+    const leader = standby;
+    const gamma = start('gamma');
+    await gamma.line(
+      (l) => l.msg === 'new leader observed' && l.leader === leader.identity,
+      `sight of ${leader.identity} as leader`,
+    );
+    const stoppedAt = Date.now();
+    leader.kill('SIGTERM');
+    const next = await gamma.line((l) => l.msg === 'started leading', 'takeover after SIGTERM');
+    const termHandoverMs = next.receivedAt - stoppedAt;
+    t.diagnostic(`handover after SIGTERM of the leader: ${termHandoverMs} ms`);
+    assert.deepEqual(await leader.exited, { code: 0, signal: null }, leader.transcript());
+    assert.ok(leader.has('released the lease'), 'the stopped leader released the lease');
+    assert.ok(
+      termHandoverMs < leaseDurationMs / 2,
+      `took ${termHandoverMs} ms; a released lease should be taken at the next retry`,
+    );
+    assert.equal(await holder(), gamma.identity);
+    await reconciledTo(1);
+
+    gamma.kill('SIGTERM');
+    assert.deepEqual(await gamma.exited, { code: 0, signal: null }, gamma.transcript());
+    assert.equal(await holder(), '', 'released on shutdown');
+  },
+);

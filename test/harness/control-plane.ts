@@ -352,6 +352,7 @@ export class ControlPlane {
     method: string,
     path: string,
     body?: unknown,
+    contentType = method === 'PATCH' ? 'application/merge-patch+json' : 'application/json',
   ): Promise<{ status: number; body: string }> {
     const [ca, cert, key] = await Promise.all([
       readFile(this.state.pki.caCert),
@@ -360,7 +361,7 @@ export class ControlPlane {
     ]);
     const payload = body === undefined ? undefined : JSON.stringify(body);
     return new Promise((resolve, reject) => {
-      const headers = payload === undefined ? {} : { 'content-type': 'application/json' };
+      const headers = payload === undefined ? {} : { 'content-type': contentType };
       const req = httpsRequest(
         `${this.state.server}${path}`,
         { method, ca, cert, key, headers, timeout: 10_000 },

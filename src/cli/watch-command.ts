@@ -1,0 +1,147 @@
+/**
+ * `raven watch <resource> [name]`: current objects, then every change as it happens, with what
+ * changed. What `kubectl get -w` should have been: it never silently stops (reconnects, relists
+ * and says so), shows diffs, and resolves any resource name discovery knows.
+ */
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../client/load-config.js';
+import { KubeClient } from '../client/kube-client.js';
+import { Discovery } from '../client/discovery.js';
+import { parseFieldSelector } from '../watch/scope/field-selector.js';
+import { parseLabelSelector } from '../watch/scope/parse-label-selector.js';
+import { watchResource } from '../watch/watch-resource.js';
+import type { KubeObject } from '../client/kube-object.js';
+import { paint, write, type Output } from './output.js';
+import { WatchPrinter, WATCH_FORMATS, type WatchFormat } from './format-watch.js';
+import { UsageError } from './usage-error.js';
+
+export const watchUsage = `Usage: raven watch <resource> [name] [options]
+
+Print the current objects, then every change as it happens (with what changed).
+
+Arguments:
+  resource                 pods, po, deploy, deployments.apps, apps/v1/deployments, a CRD's plural,
+                           singular, short name or kind
+  name                     only this object
+
+Options:
+  -n, --namespace NS       a namespace (default: the context's); repeat or use patterns: -n 'team-*' -n '!team-old'
+  -A, --all-namespaces     every namespace
+  -l, --selector SEL       label selector: app=web, tier in (a,b), !canary
+      --field-selector SEL field selector: status.phase=Running
+  -o, --output FORMAT      table (default) | wide | diff | json | yaml
+      --since-now          skip the objects that exist now; show only changes from now on
+      --show-managed-fields  keep metadata.managedFields (dropped by default)
+      --kubeconfig FILE    kubeconfig to use (default: $KUBECONFIG, ~/.kube/config, in-cluster)
+      --context NAME       kubeconfig context to use
+  -h, --help               this help
+
+Exit: 0 when interrupted (Ctrl-C), 1 on an error, 2 on a usage error.`;
+
+export interface WatchCommandDeps {
+  output: Output;
+  signal: AbortSignal;
+  env?: NodeJS.ProcessEnv;
+}
+
+export async function watchCommand(argv: string[], deps: WatchCommandDeps): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      namespace: { type: 'string', short: 'n', multiple: true },
+      'all-namespaces': { type: 'boolean', short: 'A' },
+      selector: { type: 'string', short: 'l' },
+      'field-selector': { type: 'string' },
+      output: { type: 'string', short: 'o' },
+      'since-now': { type: 'boolean' },
+      'show-managed-fields': { type: 'boolean' },
+      kubeconfig: { type: 'string' },
+      context: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help === true) {
+    await write(deps.output.out, `${watchUsage}\n`);
+    return 0;
+  }
+  const [resourceName, name, ...extra] = positionals;
+  if (resourceName === undefined)
+    throw new UsageError('raven watch needs a resource, e.g. `raven watch pods`');
+  if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
+  const format = (values.output ?? 'table') as WatchFormat;
+  if (!WATCH_FORMATS.includes(format))
+    throw new UsageError(`--output must be one of ${WATCH_FORMATS.join(', ')}; got "${format}"`);
+  if (values['all-namespaces'] === true && values.namespace !== undefined)
+    throw new UsageError('use either -A or -n, not both');
+  // Validate selectors before any request, with errors that point at the position.
+  const labelSelector =
+    values.selector === undefined ? undefined : parseLabelSelector(values.selector).toString();
+  const fieldTerms = [
+    values['field-selector'],
+    name === undefined ? undefined : `metadata.name=${name}`,
+  ].filter((t) => t !== undefined);
+  const fieldSelector =
+    fieldTerms.length === 0 ? undefined : parseFieldSelector(fieldTerms.join(',')).toString();
+
+  const config = await loadConfig({ kubeconfig: values.kubeconfig, context: values.context, env: deps.env });
+  const client = new KubeClient(config);
+  try {
+    const resource = await new Discovery(client).resolve(resourceName, deps.signal);
+    const namespaces =
+      values['all-namespaces'] === true ? undefined : (values.namespace ?? [client.namespace]);
+    const allNamespaces =
+      namespaces === undefined || namespaces.some((n) => /[*?!]/.test(n)) || namespaces.length > 1;
+    const watcher = watchResource({
+      transport: client,
+      resource,
+      namespaces,
+      labelSelector,
+      fieldSelector,
+      dropManagedFields: values['show-managed-fields'] !== true,
+      signal: deps.signal,
+    });
+    const printer = new WatchPrinter({
+      output: deps.output,
+      format,
+      namespaced: resource.namespaced && allNamespaces,
+      resource: resource.resource,
+      now: () => Date.now(),
+    });
+    const sinceNow = values['since-now'] === true;
+    let initial: KubeObject[] = [];
+    for await (const event of watcher) {
+      switch (event.type) {
+        case 'initial':
+          if (!sinceNow) initial.push(event.object);
+          break;
+        case 'synced':
+          if (!event.relist) {
+            printer.sizeColumns(initial);
+            for (const object of initial)
+              await write(deps.output.out, printer.render({ type: 'initial', object }));
+            initial = [];
+          }
+          break;
+        case 'added':
+        case 'modified':
+        case 'deleted':
+          await write(deps.output.out, printer.render(event));
+          break;
+        case 'error':
+          await write(
+            deps.output.err,
+            paint(deps.output, 'yellow', `raven: ${event.error.message} (${event.status.phase}; retrying)\n`),
+          );
+          break;
+        case 'listing':
+        case 'bookmark':
+          break;
+      }
+    }
+    return 0;
+  } finally {
+    await client.destroy();
+  }
+}

@@ -7,6 +7,8 @@ import { version } from '../client/version.js';
 import { processOutput, write } from './output.js';
 import { UsageError } from './usage-error.js';
 import { watchCommand, watchUsage } from './watch-command.js';
+import { runCommand, runUsage } from './run-command.js';
+import { checkCommand, checkUsage } from './check-command.js';
 
 const usage = `Usage: raven <command> [options]
 
@@ -28,6 +30,8 @@ type Command = (
 
 const commands: Record<string, { run: Command; usage: string }> = {
   watch: { run: watchCommand, usage: watchUsage },
+  run: { run: runCommand, usage: runUsage },
+  check: { run: checkCommand, usage: checkUsage },
 };
 
 /** Run the command line `argv` (without the node and script paths); resolves with the exit code. */

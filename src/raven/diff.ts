@@ -57,17 +57,20 @@ function identityField(a: Json[], b: Json[]): string | undefined {
   return undefined;
 }
 
+/**
+ * Ignore patterns: an exact path ignores it and everything below it; `[*]` stands for any list
+ * item (`status.conditions[*].lastHeartbeatTime`); a trailing `.*` is the same as the path itself.
+ */
 function compile(patterns: readonly string[]): (path: string) => boolean {
-  const exact = new Set<string>();
-  const prefixes: string[] = [];
-  for (const p of patterns) {
-    if (p.endsWith('.*')) prefixes.push(p.slice(0, -2));
-    else exact.add(p);
-  }
-  return (path) =>
-    exact.has(path) ||
-    [...exact].some((e) => path.startsWith(`${e}.`) || path.startsWith(`${e}[`)) ||
-    prefixes.some((p) => path === p || path.startsWith(`${p}.`) || path.startsWith(`${p}[`));
+  const regexes = patterns.map((p) => {
+    const base = p.endsWith('.*') ? p.slice(0, -2) : p;
+    const source = base
+      .split('[*]')
+      .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+      .join('\\[[^\\]]*\\]');
+    return new RegExp(`^${source}(?:$|[.[])`);
+  });
+  return (path) => regexes.some((r) => r.test(path));
 }
 
 /**
@@ -87,12 +90,18 @@ export function diffObjects(before: Json, after: Json, options: DiffOptions = {}
   const walk = (a: Json, b: Json, path: string): void => {
     if (out.length >= max || (path !== '' && ignored(path))) return;
     if (a === b) return;
+    // A whole map appearing or vanishing is shown key by key, so ignored keys inside it (an
+    // annotation that is noise) stay out; a list item appearing or vanishing is one entry.
+    const descend = (value: Json): boolean =>
+      isObject(value) && Object.keys(value).length > 0 && !path.endsWith(']');
     if (a === undefined) {
-      out.push({ path, op: 'add', new: b });
+      if (descend(b)) walk({}, b, path);
+      else out.push({ path, op: 'add', new: b });
       return;
     }
     if (b === undefined) {
-      out.push({ path, op: 'remove', old: a });
+      if (descend(a)) walk(a, {}, path);
+      else out.push({ path, op: 'remove', old: a });
       return;
     }
     if (isObject(a) && isObject(b)) {

@@ -62,3 +62,24 @@ test('formatting shows old and new values and touches() finds a subtree', () => 
   assert.equal(touches(diff, 'spec'), true);
   assert.equal(touches(diff, 'status'), false);
 });
+
+test('a map that appears is shown key by key, so ignored keys inside it stay out', () => {
+  const before = { metadata: { name: 'd' } };
+  const after = {
+    metadata: { name: 'd', annotations: { 'deployment.kubernetes.io/revision': '1', team: 'a' } },
+  };
+  assert.deepEqual(diffObjects(before, after), [{ path: 'metadata.annotations.team', op: 'add', new: 'a' }]);
+  assert.deepEqual(diffObjects(after, before), [
+    { path: 'metadata.annotations.team', op: 'remove', old: 'a' },
+  ]);
+  const onlyNoise = { metadata: { name: 'd', annotations: { 'deployment.kubernetes.io/revision': '1' } } };
+  assert.deepEqual(diffObjects(before, onlyNoise), []);
+});
+
+test('[*] in an ignore pattern stands for any list item', () => {
+  const before = { status: { conditions: [{ type: 'Ready', status: 'True', lastHeartbeatTime: 't1' }] } };
+  const after = { status: { conditions: [{ type: 'Ready', status: 'False', lastHeartbeatTime: 't2' }] } };
+  assert.deepEqual(diffObjects(before, after, { ignore: ['status.conditions[*].lastHeartbeatTime'] }), [
+    { path: 'status.conditions[type=Ready].status', op: 'replace', old: 'True', new: 'False' },
+  ]);
+});

@@ -1,0 +1,459 @@
+/**
+ * The Raven daemon: config → client → watchers → router → sinks (through the delivery layer) and
+ * custom handlers; checkpoints; health and metrics; leader election; graceful shutdown.
+ *
+ * Guarantees:
+ * - at-least-once delivery per sink, in order per object; every delivery (and every change a sink
+ *   is routed but filtered from) is recorded in the sink's checkpoint;
+ * - at start, each sink gets exactly what changed since its checkpoint (added, modified with the
+ *   diff, deleted) — nothing for unchanged objects; a sink with no checkpoint gets a baseline
+ *   (`initial: none`) or an `added` per object (`initial: added`);
+ * - a sink that falls past its backlog limit is brought up to date from its checkpoint once it
+ *   accepts events again (intermediate states of an object are then coalesced);
+ * - a failing sink or handler never blocks the others or the watchers;
+ * - on shutdown, watching stops, deliveries drain up to `shutdown.drainTimeoutSeconds`, and the
+ *   checkpoints are written.
+ */
+import { hostname } from 'node:os';
+import { loadConfig } from '../client/load-config.js';
+import { KubeClient } from '../client/kube-client.js';
+import { Discovery } from '../client/discovery.js';
+import type { ResolvedResource } from '../client/api-resource.js';
+import { LeaderElector } from '../controller/leader-election.js';
+import { errorKind, isRetryable } from '../errors/classify.js';
+import { ConfigError } from '../errors/raven-error.js';
+import { systemClock, sleep, type Clock, type TimerHandle } from '../util/clock.js';
+import { silentLogger, type Logger } from '../util/logger.js';
+import type { ChangeEvent } from './change-event.js';
+import { changesSince } from './checkpoint/changes-since.js';
+import type { CheckpointStore } from './checkpoint/checkpoint-store.js';
+import { MemoryCheckpointStore } from './checkpoint/memory-checkpoint-store.js';
+import { SqliteCheckpointStore } from './checkpoint/sqlite-checkpoint-store.js';
+import type { RavenConfig } from './config/raven-config-schema.js';
+import { SinkDelivery } from './delivery/sink-delivery.js';
+import { HandlerRunner, loadHandler, type HandlerContext } from './handlers/custom-handler.js';
+import { HealthServer, type Readiness } from './health-server.js';
+import { RavenMetrics } from './metrics.js';
+import { Router } from './router.js';
+import { buildSink } from './sinks/build-sink.js';
+import type { Sink } from './sinks/sink.js';
+import { toChangeEvent } from './to-change-event.js';
+import { WatcherPipeline } from './watcher-pipeline.js';
+
+export interface DaemonOptions {
+  config: RavenConfig;
+  logger?: Logger;
+  clock?: Clock;
+  /** Environment for the kubeconfig lookup. */
+  env?: Record<string, string | undefined>;
+  /** Where stdout sinks write (tests). */
+  stdout?: NodeJS.WritableStream & { isTTY?: boolean };
+}
+
+/** How often sinks that overflowed are checked for a resync. */
+const RESYNC_CHECK_MS = 5_000;
+
+export class Daemon {
+  readonly #config: RavenConfig;
+  readonly #log: Logger;
+  readonly #clock: Clock;
+  readonly #options: DaemonOptions;
+  readonly metrics: RavenMetrics;
+  readonly #pipelines = new Map<string, WatcherPipeline>();
+  #health: HealthServer | undefined;
+  #leading = false;
+  #standby = false;
+
+  constructor(options: DaemonOptions) {
+    this.#options = options;
+    this.#config = options.config;
+    this.#log = options.logger ?? silentLogger;
+    this.#clock = options.clock ?? systemClock;
+    this.metrics = new RavenMetrics(() => this.#statuses());
+  }
+
+  /** The health server's base URL, once started. */
+  get healthUrl(): string | undefined {
+    return this.#health?.url;
+  }
+
+  readiness(): Readiness {
+    const details: Record<string, string> = {};
+    if (this.#standby && !this.#leading)
+      return { ready: true, details: { leaderElection: 'standby: another replica leads' } };
+    if (this.#pipelines.size === 0) details.watchers = 'starting';
+    for (const [name, pipeline] of this.#pipelines) {
+      const status = pipeline.status();
+      if (!pipeline.synced) details[`watcher ${name}`] = 'not synced yet';
+      else if (status?.phase === 'failing')
+        details[`watcher ${name}`] = `failing: ${status.lastError?.message ?? 'unknown error'}`;
+    }
+    return { ready: Object.keys(details).length === 0, details };
+  }
+
+  /** Run until `signal` aborts; resolves after a graceful shutdown. */
+  async run(signal: AbortSignal): Promise<void> {
+    const config = this.#config;
+    const client = new KubeClient(
+      await loadConfig({
+        ...(config.kubeconfig === undefined ? {} : { kubeconfig: config.kubeconfig }),
+        ...(config.context === undefined ? {} : { context: config.context }),
+        ...(this.#options.env === undefined ? {} : { env: this.#options.env }),
+        logger: this.#log,
+      }),
+      { logger: this.#log },
+    );
+    try {
+      if (config.server.enabled) {
+        this.#health = await HealthServer.start({
+          address: config.server.address,
+          port: config.server.port,
+          registry: this.metrics.registry,
+          readiness: () => this.readiness(),
+        });
+        this.#log.info({ url: this.#health.url }, 'serving /healthz, /readyz and /metrics');
+      }
+      const discovery = new Discovery(client, { logger: this.#log });
+      const resources = await this.#resolveAll(discovery, signal);
+      if (resources === undefined) return;
+      if (config.leaderElection.enabled) {
+        const le = config.leaderElection;
+        this.#standby = true;
+        this.metrics.leader.set(0);
+        await new LeaderElector({
+          client,
+          namespace: le.namespace,
+          name: le.name,
+          identity: le.identity,
+          leaseDurationMs: le.leaseDurationSeconds * 1000,
+          renewDeadlineMs: le.renewDeadlineSeconds * 1000,
+          retryPeriodMs: le.retryPeriodSeconds * 1000,
+          clock: this.#clock,
+          logger: this.#log,
+          onStartedLeading: async (leading) => {
+            this.#leading = true;
+            this.metrics.leader.set(1);
+            try {
+              await this.#work(client, discovery, resources, leading);
+            } finally {
+              this.#leading = false;
+              this.metrics.leader.set(0);
+            }
+          },
+          onNewLeader: (identity) => this.#log.info({ leader: identity }, 'leader'),
+        }).run(signal);
+      } else {
+        this.metrics.leader.set(1);
+        this.#leading = true;
+        await this.#work(client, discovery, resources, signal);
+      }
+    } finally {
+      await this.#health?.close();
+      await client.destroy();
+    }
+  }
+
+  /** Resolve every watcher's resource; unknown names are config errors, an unreachable server is retried. */
+  async #resolveAll(
+    discovery: Discovery,
+    signal: AbortSignal,
+  ): Promise<Map<string, ResolvedResource> | undefined> {
+    const resolved = new Map<string, ResolvedResource>();
+    for (const [index, watcher] of this.#config.watchers.entries()) {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          resolved.set(watcher.name, await discovery.resolve(watcher.resource, signal));
+          break;
+        } catch (error) {
+          if (signal.aborted) return undefined;
+          if (!isRetryable(error)) {
+            throw new ConfigError(error instanceof Error ? error.message : String(error), {
+              path: `watchers[${index}].resource`,
+              cause: error,
+            });
+          }
+          const delay = Math.min(30_000, 500 * 2 ** attempt);
+          this.#log.warn(
+            { err: (error as Error).message, retryInMs: delay },
+            'cannot reach the apiserver for discovery; retrying',
+          );
+          try {
+            await sleep(this.#clock, delay, signal);
+          } catch {
+            return undefined;
+          }
+        }
+      }
+    }
+    return resolved;
+  }
+
+  #statuses(): ReadonlyMap<string, NonNullable<ReturnType<WatcherPipeline['status']>>> {
+    const out = new Map<string, NonNullable<ReturnType<WatcherPipeline['status']>>>();
+    for (const [name, pipeline] of this.#pipelines) {
+      const status = pipeline.status();
+      if (status !== undefined) out.set(name, status);
+    }
+    return out;
+  }
+
+  /** Everything that runs only while this replica is the active one. */
+  async #work(
+    client: KubeClient,
+    discovery: Discovery,
+    resources: Map<string, ResolvedResource>,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const config = this.#config;
+    const router = new Router(config);
+    const checkpoints: CheckpointStore =
+      config.checkpoint.type === 'sqlite'
+        ? SqliteCheckpointStore.open(config.checkpoint.path, { clock: this.#clock, logger: this.#log })
+        : new MemoryCheckpointStore();
+    const silent = new WeakSet<ChangeEvent>();
+    const deliveries = new Map<string, SinkDelivery>();
+    const handlers = new Map<string, HandlerRunner>();
+    const stopWork = new AbortController();
+    const onAbort = (): void => stopWork.abort(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    const now = (): string => new Date(this.#clock.now()).toISOString();
+    try {
+      for (const sinkConfig of config.sinks) {
+        const sink = buildSink(sinkConfig, {
+          clock: this.#clock,
+          ...(this.#options.stdout === undefined ? {} : { stdout: this.#options.stdout }),
+        });
+        // Filtered changes travel through the queue too, so the checkpoint advances in order.
+        const checkpointed: Sink = {
+          name: sink.name,
+          deliver: (event, s) => (silent.has(event) ? Promise.resolve() : sink.deliver(event, s)),
+          close: () => sink.close?.() ?? Promise.resolve(),
+        };
+        const d = sinkConfig.delivery;
+        deliveries.set(
+          sink.name,
+          new SinkDelivery(checkpointed, {
+            concurrency: d.concurrency,
+            maxAttempts: d.maxAttempts,
+            initialBackoffMs: d.initialBackoffMs,
+            maxBackoffMs: d.maxBackoffMs,
+            maxRetryAfterMs: d.maxRetryAfterMs,
+            maxBacklog: d.maxBacklog,
+            ...(d.deadLetterPath === undefined ? {} : { deadLetterPath: d.deadLetterPath }),
+            clock: this.#clock,
+            logger: this.#log.child({ sink: sink.name }),
+            metrics: this.metrics.forSink(sink.name),
+            onDelivered: (event) => checkpoints.recordDelivered(event, sink.name),
+            onDeadLetter: (event, error) => {
+              this.#log.error(
+                {
+                  sink: sink.name,
+                  event: event.id,
+                  err: error instanceof Error ? error.message : String(error),
+                },
+                'event dead-lettered',
+              );
+              // A dead-lettered change counts as handled for the checkpoint: it is in the dead-letter file.
+              checkpoints.recordDelivered(event, sink.name);
+            },
+            onOverflow: () =>
+              this.#log.warn(
+                { sink: sink.name },
+                'sink fell behind its backlog limit; it will be resynced from its checkpoint',
+              ),
+          }),
+        );
+      }
+      const send = (event: ChangeEvent, sink: string): void => {
+        const delivery = deliveries.get(sink);
+        if (delivery === undefined) return;
+        if (router.verdict(event, sink) === 'silent') {
+          silent.add(event);
+          this.metrics.filtered.inc({ watcher: event.watcher, sink });
+        }
+        delivery.enqueue(event);
+      };
+      for (const [index, h] of config.handlers.entries()) {
+        const context: HandlerContext = {
+          name: h.name,
+          options: h.options,
+          client,
+          discovery,
+          logger: this.#log.child({ handler: h.name }),
+          signal: stopWork.signal,
+          cache: (watcher) => {
+            const pipeline = this.#pipelines.get(watcher);
+            if (pipeline === undefined) throw new Error(`no watcher named ${watcher}`);
+            return { get: (ns, name) => pipeline.get(ns, name), list: () => pipeline.objects() };
+          },
+        };
+        const runner = new HandlerRunner(
+          h.name,
+          await loadHandler(h.module, h.options, `handlers[${index}].module`),
+          context,
+          (error, event) => {
+            this.metrics.handlerErrors.inc({ handler: h.name });
+            this.#log.error(
+              {
+                handler: h.name,
+                event: event.id,
+                err: error instanceof Error ? error.message : String(error),
+              },
+              'handler failed',
+            );
+          },
+        );
+        await runner.start();
+        handlers.set(h.name, runner);
+      }
+
+      let resyncTimer: TimerHandle | undefined;
+      const checkOverflow = (): void => {
+        for (const [sink, delivery] of deliveries) {
+          if (delivery.state !== 'overflowed') continue;
+          const events: ChangeEvent[] = [];
+          for (const watcher of router.watchersOf(sink)) {
+            const pipeline = this.#pipelines.get(watcher);
+            if (pipeline?.synced !== true) continue;
+            const found = changesSince(checkpoints.entries(watcher, sink), pipeline.objects(), {
+              watcher,
+              resource: pipeline.resource,
+              origin: 'resync',
+              diffIgnore: config.diff.ignore,
+              now,
+            });
+            for (const e of found.silentUpdates) silent.add(e);
+            for (const e of found.events) if (router.verdict(e, sink) === 'silent') silent.add(e);
+            events.push(...found.events, ...found.silentUpdates);
+          }
+          this.#log.info({ sink, events: events.length }, 'resyncing sink from its checkpoint');
+          delivery.resync(events);
+        }
+        resyncTimer = this.#clock.setTimeout(checkOverflow, RESYNC_CHECK_MS);
+      };
+      resyncTimer = this.#clock.setTimeout(checkOverflow, RESYNC_CHECK_MS);
+
+      const runs = config.watchers.map(async (watcherConfig) => {
+        const resolved = resources.get(watcherConfig.name);
+        if (resolved === undefined) return;
+        const pipeline = new WatcherPipeline(watcherConfig, resolved);
+        this.#pipelines.set(watcherConfig.name, pipeline);
+        const log = this.#log.child({ watcher: watcherConfig.name });
+        await pipeline.run(
+          {
+            transport: client,
+            clock: this.#clock,
+            logger: log,
+            diffIgnore: config.diff.ignore,
+            signal: stopWork.signal,
+          },
+          {
+            synced: (objects) => {
+              log.info({ objects: objects.length }, 'synced');
+              for (const sink of router.sinksOf(watcherConfig.name))
+                this.#startSink(watcherConfig.name, sink, pipeline, objects, { checkpoints, send, now });
+            },
+            change: (event) => {
+              this.metrics.events.inc({ watcher: event.watcher, type: event.type });
+              for (const sink of router.sinksOf(event.watcher)) send(event, sink);
+              for (const name of router.handlersFor(event)) handlers.get(name)?.push(event);
+            },
+            relisting: () => this.metrics.relists.inc({ watcher: watcherConfig.name }),
+            error: (error, status) => {
+              this.metrics.watchErrors.inc({ watcher: watcherConfig.name, kind: errorKind(error) });
+              log.warn({ err: error.message, phase: status.phase }, 'watch error; recovering');
+            },
+          },
+        );
+      });
+      await Promise.all(runs);
+      this.#clock.clearTimeout(resyncTimer);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      stopWork.abort(new Error('stopping'));
+      await this.#drain(deliveries, handlers, checkpoints);
+      this.#pipelines.clear();
+    }
+  }
+
+  /** A sink's start-up: what changed since its checkpoint, or a baseline on its first run. */
+  #startSink(
+    watcher: string,
+    sink: string,
+    pipeline: WatcherPipeline,
+    objects: readonly ReturnType<WatcherPipeline['objects']>[number][],
+    ctx: {
+      checkpoints: CheckpointStore;
+      send: (event: ChangeEvent, sink: string) => void;
+      now: () => string;
+    },
+  ): void {
+    const watcherConfig = pipeline.config;
+    if (ctx.checkpoints.hasCheckpoint(watcher, sink)) {
+      const found = changesSince(ctx.checkpoints.entries(watcher, sink), objects, {
+        watcher,
+        resource: pipeline.resource,
+        origin: 'restart',
+        diffIgnore: this.#config.diff.ignore,
+        now: ctx.now,
+      });
+      this.#log.info({ watcher, sink, changes: found.events.length }, 'changes since the last run');
+      for (const event of found.events) ctx.send(event, sink);
+      for (const event of found.silentUpdates) {
+        ctx.checkpoints.recordDelivered(event, sink);
+      }
+      return;
+    }
+    if (watcherConfig.initial === 'added') {
+      for (const object of objects) {
+        ctx.send(
+          toChangeEvent(
+            { watcher, resource: pipeline.resource, time: ctx.now() },
+            { type: 'added', object, origin: 'restart' },
+          ),
+          sink,
+        );
+      }
+      if (objects.length === 0) ctx.checkpoints.recordBaseline(watcher, sink, []);
+      return;
+    }
+    ctx.checkpoints.recordBaseline(watcher, sink, objects);
+  }
+
+  async #drain(
+    deliveries: Map<string, SinkDelivery>,
+    handlers: Map<string, HandlerRunner>,
+    checkpoints: CheckpointStore,
+  ): Promise<void> {
+    const deadlineMs = this.#config.shutdown.drainTimeoutSeconds * 1000;
+    const results = await Promise.all(
+      [...deliveries].map(async ([name, delivery]) => {
+        const result = await delivery.close(deadlineMs);
+        if (result.left > 0)
+          this.#log.warn(
+            { sink: name, left: result.left },
+            'not delivered before the drain deadline; they will be found again at the next start',
+          );
+        return result;
+      }),
+    );
+    await Promise.race([
+      Promise.all([...handlers.values()].map((h) => h.stop())),
+      sleep(this.#clock, deadlineMs),
+    ]);
+    try {
+      await checkpoints.close();
+    } catch (error) {
+      this.#log.error(
+        { err: error instanceof Error ? error.message : String(error) },
+        'could not write the checkpoints',
+      );
+    }
+    this.#log.info({ sinks: results.length }, 'drained');
+  }
+}
+
+/** The default leader-election identity: host name and process id. */
+export function defaultIdentity(): string {
+  return `${hostname()}-${process.pid}`;
+}

@@ -1,0 +1,72 @@
+/**
+ * /healthz (the process answers), /readyz (every watcher has synced and none is failing; 503 with
+ * the reasons otherwise) and /metrics (Prometheus text format), on one small HTTP server.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
+
+export interface Readiness {
+  ready: boolean;
+  /** Per component: what is missing, for humans reading /readyz. */
+  details: Record<string, string>;
+}
+
+export class HealthServer {
+  readonly #server: Server;
+
+  private constructor(server: Server) {
+    this.#server = server;
+  }
+
+  static async start(options: {
+    address: string;
+    port: number;
+    registry: Registry;
+    readiness: () => Readiness;
+  }): Promise<HealthServer> {
+    const server = createServer((req, res) => {
+      const path = (req.url ?? '/').split('?')[0];
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        res.writeHead(405, { allow: 'GET, HEAD' }).end();
+        return;
+      }
+      if (path === '/healthz' || path === '/livez') {
+        res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
+        return;
+      }
+      if (path === '/readyz') {
+        const { ready, details } = options.readiness();
+        res
+          .writeHead(ready ? 200 : 503, { 'content-type': 'application/json' })
+          .end(`${JSON.stringify({ ready, details }, null, 2)}\n`);
+        return;
+      }
+      if (path === '/metrics') {
+        options.registry.metrics().then(
+          (text) => res.writeHead(200, { 'content-type': options.registry.contentType }).end(text),
+          (err: unknown) => res.writeHead(500).end(String(err)),
+        );
+        return;
+      }
+      res
+        .writeHead(404, { 'content-type': 'text/plain' })
+        .end('not found: try /healthz, /readyz or /metrics\n');
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port, options.address, () => resolve());
+    });
+    return new HealthServer(server);
+  }
+
+  get url(): string {
+    const { address, port, family } = this.#server.address() as AddressInfo;
+    return `http://${family === 'IPv6' ? `[${address}]` : address}:${port}`;
+  }
+
+  async close(): Promise<void> {
+    this.#server.closeAllConnections();
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+  }
+}

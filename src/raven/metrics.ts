@@ -1,0 +1,114 @@
+/**
+ * The daemon's Prometheus metrics, on a registry of its own (never the global one, so several
+ * daemons can run in one process, as tests do). Names are `raven_*`; the process's own metrics
+ * (CPU, memory, event-loop lag) are included with the same prefix.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { DeliveryMetrics } from './delivery/delivery-metrics.js';
+import type { WatcherStatus } from '../watch/watcher-events.js';
+
+export class RavenMetrics {
+  readonly registry = new Registry();
+  readonly events = new Counter({
+    name: 'raven_events_total',
+    help: 'Changes seen, per watcher and type (before routes and predicates).',
+    labelNames: ['watcher', 'type'] as const,
+    registers: [this.registry],
+  });
+  readonly filtered = new Counter({
+    name: 'raven_events_filtered_total',
+    help: 'Changes not delivered to a sink because of event filters or predicates.',
+    labelNames: ['watcher', 'sink'] as const,
+    registers: [this.registry],
+  });
+  readonly deliveries = new Counter({
+    name: 'raven_deliveries_total',
+    help: 'Delivery attempts per sink and outcome (delivered, failed, retried, dead_lettered).',
+    labelNames: ['sink', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly backlog = new Gauge({
+    name: 'raven_delivery_backlog',
+    help: 'Events held for a sink: queued, waiting to retry or in flight.',
+    labelNames: ['sink'] as const,
+    registers: [this.registry],
+  });
+  readonly latency = new Histogram({
+    name: 'raven_delivery_latency_seconds',
+    help: 'From a change being queued for a sink to the sink accepting it, retries included.',
+    labelNames: ['sink'] as const,
+    buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300],
+    registers: [this.registry],
+  });
+  readonly overflows = new Counter({
+    name: 'raven_delivery_overflows_total',
+    help: 'Times a sink fell past its backlog limit and was switched to resync from its checkpoint.',
+    labelNames: ['sink'] as const,
+    registers: [this.registry],
+  });
+  readonly relists = new Counter({
+    name: 'raven_watcher_relists_total',
+    help: 'Relists after the first list (410 Expired and the like).',
+    labelNames: ['watcher'] as const,
+    registers: [this.registry],
+  });
+  readonly watchErrors = new Counter({
+    name: 'raven_watcher_errors_total',
+    help: 'Watch errors the watcher recovered from, per kind (api:410, transport, decode, ...).',
+    labelNames: ['watcher', 'kind'] as const,
+    registers: [this.registry],
+  });
+  readonly handlerErrors = new Counter({
+    name: 'raven_handler_errors_total',
+    help: 'Custom handler calls that threw or rejected.',
+    labelNames: ['handler'] as const,
+    registers: [this.registry],
+  });
+  readonly leader = new Gauge({
+    name: 'raven_leader',
+    help: '1 while this replica leads (always 1 without leader election).',
+    registers: [this.registry],
+  });
+
+  constructor(watcherStatus: () => ReadonlyMap<string, WatcherStatus>) {
+    collectDefaultMetrics({ register: this.registry, prefix: 'raven_' });
+    const statusGauge = (name: string, help: string, value: (s: WatcherStatus) => number): void => {
+      new Gauge({
+        name,
+        help,
+        labelNames: ['watcher'] as const,
+        registers: [this.registry],
+        collect() {
+          this.reset();
+          for (const [watcher, status] of watcherStatus()) this.set({ watcher }, value(status));
+        },
+      });
+    };
+    statusGauge('raven_watcher_synced', '1 once the watcher has listed everything.', (s) =>
+      s.synced ? 1 : 0,
+    );
+    statusGauge(
+      'raven_watcher_seconds_since_last_event',
+      'Seconds since the last event or bookmark.',
+      (s) => s.secondsSinceLastEvent,
+    );
+    statusGauge('raven_watcher_reconnects', 'Watch streams reopened since start.', (s) => s.reconnects);
+    statusGauge('raven_watcher_failing', '1 while the watcher is failing (see logs for the Status).', (s) =>
+      s.phase === 'failing' ? 1 : 0,
+    );
+    statusGauge('raven_watcher_objects', 'Objects the watcher currently knows of.', (s) => s.objects);
+  }
+
+  /** The delivery layer's hooks for one sink. */
+  forSink(sink: string): DeliveryMetrics {
+    return {
+      delivered: () => this.deliveries.inc({ sink, outcome: 'delivered' }),
+      failed: () => this.deliveries.inc({ sink, outcome: 'failed' }),
+      retried: () => this.deliveries.inc({ sink, outcome: 'retried' }),
+      deadLettered: () => this.deliveries.inc({ sink, outcome: 'dead_lettered' }),
+      backlog: (size) => this.backlog.set({ sink }, size),
+      latency: (seconds) => this.latency.observe({ sink }, seconds),
+      overflowed: () => this.overflows.inc({ sink }),
+    };
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * Build a sink from its config entry: the one place where config settings (seconds, nested
+ * `rotate`) become sink options (milliseconds, flat).
+ */
+import type { SinkConfig } from '../config/sink-schema.js';
+import type { Clock } from '../../util/clock.js';
+import { ChatSink } from './chat-sink.js';
+import { CloudEventsSink } from './cloudevents-sink.js';
+import { FileSink } from './file-sink.js';
+import type { Sink } from './sink.js';
+import { StdoutSink } from './stdout-sink.js';
+import { WebhookSink } from './webhook-sink.js';
+
+export interface BuildSinkOptions {
+  clock?: Clock;
+  /** Where stdout sinks write (tests). */
+  stdout?: NodeJS.WritableStream & { isTTY?: boolean };
+}
+
+export function buildSink(config: SinkConfig, options: BuildSinkOptions = {}): Sink {
+  const clock = options.clock === undefined ? {} : { clock: options.clock };
+  switch (config.type) {
+    case 'stdout':
+      return new StdoutSink({
+        name: config.name,
+        format: config.format,
+        ...(config.color === undefined ? {} : { color: config.color }),
+        ...(options.stdout === undefined ? {} : { stream: options.stdout as never }),
+      });
+    case 'file':
+      return new FileSink({
+        name: config.name,
+        path: config.path,
+        maxBytes: config.rotate.maxBytes,
+        maxFiles: config.rotate.maxFiles,
+        fsync: config.fsync,
+      });
+    case 'webhook':
+      return new WebhookSink({
+        name: config.name,
+        url: config.url,
+        ...(config.secret === undefined ? {} : { secret: config.secret }),
+        headers: config.headers,
+        timeoutMs: config.timeoutSeconds * 1000,
+        ...clock,
+      });
+    case 'slack':
+    case 'teams':
+      return new ChatSink({
+        name: config.name,
+        platform: config.type,
+        url: config.url,
+        ...(config.template === undefined ? {} : { template: config.template }),
+        maxDiffLines: config.maxDiffLines,
+        timeoutMs: config.timeoutSeconds * 1000,
+        ...clock,
+      });
+    case 'mattermost':
+    case 'discord':
+      return new ChatSink({
+        name: config.name,
+        platform: config.type,
+        url: config.url,
+        ...(config.template === undefined ? {} : { template: config.template }),
+        maxDiffLines: config.maxDiffLines,
+        ...(config.username === undefined ? {} : { username: config.username }),
+        ...(config.iconUrl === undefined ? {} : { iconUrl: config.iconUrl }),
+        timeoutMs: config.timeoutSeconds * 1000,
+        ...clock,
+      });
+    case 'cloudevents':
+      return new CloudEventsSink({
+        name: config.name,
+        url: config.url,
+        source: config.source,
+        typePrefix: config.typePrefix,
+        headers: config.headers,
+        timeoutMs: config.timeoutSeconds * 1000,
+        ...clock,
+      });
+  }
+}

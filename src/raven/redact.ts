@@ -14,12 +14,23 @@ function isSecret(object: KubeObject, resource?: string): boolean {
   return resource === 'secrets' || (object.kind === 'Secret' && (object.apiVersion ?? 'v1') === 'v1');
 }
 
+/**
+ * A value redact() already replaced. Objects are redacted more than once on their way (the watcher
+ * keeps them redacted, and the change event redacts `previous` again), so redacting must be
+ * idempotent: re-measuring a marker would turn `(12 chars)` into `(21 chars)`, and every change to
+ * a Secret would report all its keys as changed. A real value never looks like this: `data` is
+ * base64, and the apiserver never returns `stringData`.
+ */
+const MARKER = /^\[redacted\] \(\d+ chars\)$/;
+
 function redactValues(values: unknown): unknown {
   if (typeof values !== 'object' || values === null) return values;
   return Object.fromEntries(
     Object.entries(values as Record<string, unknown>).map(([key, value]) => [
       key,
-      `${REDACTED} (${typeof value === 'string' ? value.length : 0} chars)`,
+      typeof value === 'string' && MARKER.test(value)
+        ? value
+        : `${REDACTED} (${typeof value === 'string' ? value.length : 0} chars)`,
     ]),
   );
 }

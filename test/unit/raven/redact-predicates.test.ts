@@ -52,6 +52,37 @@ test('a secret change event carries no secret value in object, previous or diff'
   ]);
 });
 
+test('redacting twice changes nothing, so a secret change diffs only the keys that changed', () => {
+  const secrets = { group: '', version: 'v1', resource: 'secrets', kind: 'Secret' };
+  const before = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 's', resourceVersion: '1' },
+    data: { password: 'aHVudGVyMg==', token: 'dG9rZW4=' },
+  };
+  const once = redact(before);
+  assert.deepEqual(redact(once), once);
+  // The watcher keeps objects redacted: `previous` arrives redacted and is redacted again.
+  const relabelled = { ...before, metadata: { name: 's', resourceVersion: '2', labels: { a: 'b' } } };
+  const label = toChangeEvent(
+    { ...context, resource: secrets },
+    { type: 'modified', object: relabelled, previous: once, origin: 'live' },
+  );
+  assert.deepEqual(label.diff, [{ path: 'metadata.labels.a', op: 'add', new: 'b' }]);
+  const rotated = {
+    ...before,
+    metadata: { name: 's', resourceVersion: '3' },
+    data: { ...before.data, token: 'bG9uZ2VyLXRva2Vu' },
+  };
+  const rotation = toChangeEvent(
+    { ...context, resource: secrets },
+    { type: 'modified', object: rotated, previous: once, origin: 'live' },
+  );
+  assert.deepEqual(rotation.diff, [
+    { path: 'data.token', op: 'replace', old: '[redacted] (8 chars)', new: '[redacted] (16 chars)' },
+  ]);
+});
+
 const modified = (before: object, after: object) =>
   toChangeEvent(context, { type: 'modified', object: after, previous: before, origin: 'live' });
 

@@ -1,0 +1,34 @@
+/**
+ * What every reconcile of the translator shares: the OpenStack client, the settings, the cluster
+ * infrastructure, the informers' caches, and the record of what is managed, pending and failing.
+ */
+import type { StoreReader } from '../cache/store.js';
+import type { KubeObject } from '../client/kube-object.js';
+import type { OpenStackClient } from '../openstack/openstack-client.js';
+import type { Logger } from '../util/logger.js';
+import type { Infrastructure } from './infrastructure.js';
+import type { TranslatorSettings } from './settings.js';
+import type { TranslationStatus } from './translation-status.js';
+
+/** A merge patch on a Kubernetes object with the resourceVersion it was decided on (409 on a race). */
+export type PatchObject = (
+  kind: 'Pod' | 'Service',
+  namespace: string,
+  name: string,
+  patch: object,
+  options?: { subresource?: 'status' },
+) => Promise<void>;
+
+export interface TranslatorContext {
+  os: OpenStackClient;
+  settings: TranslatorSettings;
+  infra: Infrastructure;
+  namespaces: StoreReader<KubeObject>;
+  pods: StoreReader<KubeObject>;
+  services: StoreReader<KubeObject>;
+  endpointSlices: StoreReader<KubeObject>;
+  patch: PatchObject;
+  status: TranslationStatus;
+  logger: Logger;
+  signal: AbortSignal;
+}

@@ -1,0 +1,94 @@
+/**
+ * The cluster-wide resources, ensured once at start (and again by each pass that needs them): the
+ * service network and subnet (the service CIDR, its gateway at the last address so every service
+ * IP is free for VIPs), the subnet pool of the cluster CIDR, and the router that joins the
+ * namespace subnets and the service subnet (with a gateway on the external network when one is
+ * configured). Anything given by ID is used as it is.
+ */
+import type { OpenStackClient } from '../openstack/openstack-client.js';
+import type { Network, Router, Subnet, SubnetPool } from '../openstack/neutron-types.js';
+import { ensureOwned } from './adopt.js';
+import { identityOf, type Owner } from './identity.js';
+import { lastUsableAddress, type TranslatorSettings } from './settings.js';
+
+export interface Infrastructure {
+  serviceNetworkId: string;
+  serviceSubnetId: string;
+  subnetPoolId: string;
+  routerId: string;
+  projectId: string | undefined;
+}
+
+export async function ensureInfrastructure(
+  os: OpenStackClient,
+  s: TranslatorSettings,
+  projectId: string | undefined,
+): Promise<Infrastructure> {
+  const cluster: Owner = { kind: 'Cluster', name: 'cluster', uid: s.clusterId };
+  const neutron = os.neutron;
+  const serviceNetworkId =
+    s.existing.serviceNetworkId ??
+    (
+      await ensureOwned<Network, object>(
+        neutron.networks,
+        identityOf(s.clusterId, 'service-net', cluster),
+        {},
+      )
+    ).resource.id;
+  const serviceSubnetId =
+    s.existing.serviceSubnetId ??
+    (
+      await ensureOwned<Subnet, object>(neutron.subnets, identityOf(s.clusterId, 'service-subnet', cluster), {
+        network_id: serviceNetworkId,
+        ip_version: 4,
+        cidr: s.serviceCidr,
+        gateway_ip: lastUsableAddress(s.serviceCidr),
+        enable_dhcp: false,
+      })
+    ).resource.id;
+  const subnetPoolId =
+    s.existing.subnetPoolId ??
+    (
+      await ensureOwned<SubnetPool, object>(
+        neutron.subnetPools,
+        identityOf(s.clusterId, 'pod-pool', cluster),
+        {
+          prefixes: [s.podCidr],
+          default_prefixlen: s.podPrefixLength,
+          min_prefixlen: s.podPrefixLength,
+        },
+      )
+    ).resource.id;
+  const router =
+    s.existing.routerId === undefined
+      ? (await ensureOwned<Router, object>(neutron.routers, identityOf(s.clusterId, 'router', cluster), {}))
+          .resource
+      : await neutron.routers.get(s.existing.routerId);
+  await ensureRouterInterface(os, router.id, serviceSubnetId);
+  if (s.externalNetworkId !== undefined && router.external_gateway_info?.network_id !== s.externalNetworkId) {
+    await neutron.routers.setGateway(router.id, { network_id: s.externalNetworkId });
+  }
+  return { serviceNetworkId, serviceSubnetId, subnetPoolId, routerId: router.id, projectId };
+}
+
+/** Attach `subnetId` to the router unless it already is. */
+export async function ensureRouterInterface(
+  os: OpenStackClient,
+  routerId: string,
+  subnetId: string,
+): Promise<void> {
+  const ports = await os.neutron.ports.list({ device_id: routerId });
+  if (ports.some((p) => p.fixed_ips.some((f) => f.subnet_id === subnetId))) return;
+  await os.neutron.routers.addInterface(routerId, { subnet_id: subnetId });
+}
+
+/** Detach `subnetId` from the router if it is attached. */
+export async function removeRouterInterface(
+  os: OpenStackClient,
+  routerId: string,
+  subnetId: string,
+): Promise<void> {
+  const ports = await os.neutron.ports.list({ device_id: routerId });
+  if (!ports.some((p) => p.fixed_ips.some((f) => f.subnet_id === subnetId))) return;
+  await os.neutron.routers.removeInterface(routerId, { subnet_id: subnetId });
+}

@@ -1,0 +1,134 @@
+/**
+ * Namespace → a network, a subnet allocated from the pod subnet pool and attached to the router,
+ * and a security group (members may reach each other; the service subnet may reach them).
+ * A namespace that is gone or terminating is taken apart in dependency order once its pods' ports
+ * are gone: router interface, subnet, network, security group.
+ */
+import type { KubeObject } from '../client/kube-object.js';
+import type { DeepReadonly } from '../cache/deep-freeze.js';
+import { toObjectKey } from '../cache/object-key.js';
+import type {
+  Network,
+  NetworkCreate,
+  SecurityGroup,
+  SecurityGroupCreate,
+  Subnet,
+  SubnetCreate,
+} from '../openstack/neutron-types.js';
+import { done, requeueAfter, type HandlerResult } from '../queue/handler-result.js';
+import { ensureOwned, findOwned } from './adopt.js';
+import type { TranslatorContext } from './context.js';
+import { identityOf, ownerTag, clusterTag, roleTag, type Owner } from './identity.js';
+import { ensureRouterInterface, removeRouterInterface } from './infrastructure.js';
+
+const KIND = 'Namespace';
+
+export interface NamespaceNetwork {
+  networkId: string;
+  subnetId: string;
+  securityGroupId: string;
+}
+
+function ownerOf(ns: DeepReadonly<KubeObject>): Owner {
+  return { kind: KIND, name: ns.metadata?.name ?? '', uid: ns.metadata?.uid ?? '' };
+}
+
+/** The network of namespace `name`, when it is ready. */
+export async function namespaceNetwork(
+  ctx: TranslatorContext,
+  name: string,
+): Promise<NamespaceNetwork | undefined> {
+  const ns = ctx.namespaces.get(toObjectKey(name));
+  if (ns === undefined) return undefined;
+  const owner = ownerOf(ns);
+  const c = ctx.settings.clusterId;
+  const [network] = await findOwned<Network>(ctx.os.neutron.networks, identityOf(c, 'ns-net', owner));
+  const [subnet] = await findOwned<Subnet>(ctx.os.neutron.subnets, identityOf(c, 'ns-subnet', owner));
+  const [group] = await findOwned<SecurityGroup>(
+    ctx.os.neutron.securityGroups,
+    identityOf(c, 'ns-sg', owner),
+  );
+  if (network === undefined || subnet === undefined || group === undefined) return undefined;
+  return { networkId: network.id, subnetId: subnet.id, securityGroupId: group.id };
+}
+
+export async function reconcileNamespace(
+  key: string,
+  ctx: TranslatorContext,
+): Promise<HandlerResult | undefined> {
+  const ns = ctx.namespaces.get(toObjectKey(key));
+  if (ns === undefined || ns.metadata?.deletionTimestamp !== undefined) return teardown(key, ns, ctx);
+  const c = ctx.settings.clusterId;
+  const owner = ownerOf(ns);
+  const neutron = ctx.os.neutron;
+  const group = await ensureOwned<SecurityGroup, SecurityGroupCreate>(
+    neutron.securityGroups,
+    identityOf(c, 'ns-sg', owner),
+    {},
+  );
+  if (group.created) {
+    // Members of the namespace reach each other; the service subnet (load balancers) reaches them.
+    await neutron.securityGroupRules.create({
+      security_group_id: group.resource.id,
+      direction: 'ingress',
+      ethertype: 'IPv4',
+      remote_group_id: group.resource.id,
+    });
+    await neutron.securityGroupRules.create({
+      security_group_id: group.resource.id,
+      direction: 'ingress',
+      ethertype: 'IPv4',
+      remote_ip_prefix: ctx.settings.serviceCidr,
+    });
+  }
+  const network = await ensureOwned<Network, NetworkCreate>(
+    neutron.networks,
+    identityOf(c, 'ns-net', owner),
+    {},
+  );
+  const subnet = await ensureOwned<Subnet, SubnetCreate>(neutron.subnets, identityOf(c, 'ns-subnet', owner), {
+    network_id: network.resource.id,
+    ip_version: 4,
+    subnetpool_id: ctx.infra.subnetPoolId,
+    prefixlen: ctx.settings.podPrefixLength,
+    enable_dhcp: false,
+  });
+  await ensureRouterInterface(ctx.os, ctx.infra.routerId, subnet.resource.id);
+  ctx.status.managed(KIND, key);
+  return done();
+}
+
+/** Remove what was made for the namespace `key` (any uid), ports first. */
+async function teardown(
+  key: string,
+  ns: DeepReadonly<KubeObject> | undefined,
+  ctx: TranslatorContext,
+): Promise<HandlerResult> {
+  const c = ctx.settings.clusterId;
+  const neutron = ctx.os.neutron;
+  const byOwner = (role: Parameters<typeof roleTag>[0]): { tags: string[] } => ({
+    tags: [clusterTag(c), roleTag(role), ownerTag(key)],
+  });
+  const networks = await neutron.networks.list(byOwner('ns-net'));
+  // Pods' ports go first (their own reconciles remove them); wait for them rather than fight.
+  for (const network of networks) {
+    const ports = await neutron.ports.list({
+      network_id: network.id,
+      tags: [clusterTag(c), roleTag('pod-port')],
+    });
+    if (ports.length > 0) {
+      ctx.status.pending(KIND, key, `waiting for ${ports.length} pod ports to be removed`);
+      return requeueAfter(2_000);
+    }
+  }
+  for (const subnet of await neutron.subnets.list(byOwner('ns-subnet'))) {
+    await removeRouterInterface(ctx.os, ctx.infra.routerId, subnet.id);
+    await neutron.subnets.delete(subnet.id);
+  }
+  for (const network of networks) await neutron.networks.delete(network.id);
+  for (const group of await neutron.securityGroups.list(byOwner('ns-sg')))
+    await neutron.securityGroups.delete(group.id);
+  if (ns === undefined) ctx.status.forget(KIND, key);
+  else ctx.status.pending(KIND, key, 'namespace terminating');
+  return done();
+}

@@ -1,0 +1,90 @@
+/**
+ * Pod → a Neutron port on its namespace's subnet: device_owner `raven:pod`, device_id the pod's
+ * uid, the namespace's security group, tags. The port's id, MAC and IPs are recorded on the pod in
+ * the annotation `raven.openstack.org/port`, where a CNI plugin can read them; the annotation is
+ * written with the resourceVersion it was decided on, so it never overwrites a newer pod.
+ * Ports of a pod that is gone (or was re-created under the same name) are deleted.
+ */
+import type { KubeObject } from '../client/kube-object.js';
+import type { DeepReadonly } from '../cache/deep-freeze.js';
+import { toObjectKey } from '../cache/object-key.js';
+import { portAddresses } from '../openstack/neutron-client.js';
+import type { Port, PortCreate } from '../openstack/neutron-types.js';
+import { done, requeueAfter, type HandlerResult } from '../queue/handler-result.js';
+import { ensureOwned } from './adopt.js';
+import type { TranslatorContext } from './context.js';
+import { clusterTag, identityOf, ownerTag, roleTag } from './identity.js';
+import { namespaceNetwork } from './namespace-translator.js';
+
+const KIND = 'Pod';
+export const PORT_ANNOTATION = 'raven.openstack.org/port';
+export const DEVICE_OWNER = 'raven:pod';
+
+interface PodShape extends KubeObject {
+  spec?: { hostNetwork?: boolean };
+  status?: { phase?: string };
+}
+
+function wantsPort(pod: DeepReadonly<PodShape> | undefined): pod is DeepReadonly<PodShape> {
+  if (pod === undefined || pod.metadata?.deletionTimestamp !== undefined) return false;
+  if (pod.spec?.hostNetwork === true) return false;
+  return pod.status?.phase !== 'Succeeded' && pod.status?.phase !== 'Failed';
+}
+
+export async function reconcilePod(key: string, ctx: TranslatorContext): Promise<HandlerResult | undefined> {
+  const pod = ctx.pods.get(toObjectKey(key));
+  const uid = wantsPort(pod) ? pod.metadata?.uid : undefined;
+  const c = ctx.settings.clusterId;
+  // Ports of this name that belong to another (earlier) pod are stale.
+  const ports = await ctx.os.neutron.ports.list({
+    tags: [clusterTag(c), roleTag('pod-port'), ownerTag(key)],
+  });
+  for (const port of ports)
+    if (uid === undefined || !port.tags?.includes(`raven.u=${uid}`))
+      await ctx.os.neutron.ports.delete(port.id);
+  if (uid === undefined || pod === undefined) {
+    ctx.status.forget(KIND, key);
+    return done();
+  }
+  const namespace = pod.metadata?.namespace ?? '';
+  const net = await namespaceNetwork(ctx, namespace);
+  if (net === undefined) {
+    ctx.status.pending(KIND, key, `waiting for namespace ${namespace}'s network`);
+    return requeueAfter(1_000);
+  }
+  const identity = identityOf(c, 'pod-port', { kind: KIND, namespace, name: pod.metadata?.name ?? '', uid });
+  const { resource: port } = await ensureOwned<Port, PortCreate>(ctx.os.neutron.ports, identity, {
+    network_id: net.networkId,
+    fixed_ips: [{ subnet_id: net.subnetId }],
+    device_owner: DEVICE_OWNER,
+    device_id: uid,
+    security_groups: [net.securityGroupId],
+  });
+  const { mac, ips } = portAddresses(port);
+  const annotation = JSON.stringify({ id: port.id, mac, ips, subnetId: net.subnetId });
+  if (pod.metadata?.annotations?.[PORT_ANNOTATION] !== annotation) {
+    await ctx.patch('Pod', namespace, pod.metadata?.name ?? '', {
+      metadata: {
+        resourceVersion: pod.metadata?.resourceVersion,
+        annotations: { [PORT_ANNOTATION]: annotation },
+      },
+    });
+  }
+  ctx.status.managed(KIND, key);
+  return done();
+}
+
+/** The port IP of a pod, from its annotation (what the translator recorded). */
+export function podPortAddress(
+  pod: DeepReadonly<KubeObject> | undefined,
+): { ip: string; subnetId: string } | undefined {
+  const raw = pod?.metadata?.annotations?.[PORT_ANNOTATION];
+  if (raw === undefined) return undefined;
+  try {
+    const parsed = JSON.parse(raw) as { ips?: string[]; subnetId?: string };
+    const ip = parsed.ips?.[0];
+    return ip === undefined || parsed.subnetId === undefined ? undefined : { ip, subnetId: parsed.subnetId };
+  } catch {
+    return undefined;
+  }
+}

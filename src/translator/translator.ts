@@ -1,0 +1,283 @@
+/**
+ * The OpenStack translator: Namespaces, Pods, Services and EndpointSlices into Neutron and Octavia,
+ * level-triggered. Each kind has a controller that computes the desired OpenStack state of one
+ * object from the informers' caches and converges the actual state to it; a garbage collector finds
+ * what belongs to objects that are gone. It is meant to run as the one active translator of a
+ * cluster (the daemon runs it under leader election).
+ *
+ * Ordering: a pod waits for its namespace's network; a namespace's network is removed after its
+ * ports; every Octavia change waits for the load balancer to be ACTIVE; 409 and 404 mean what the
+ * APIs say (exists / already gone). An unreachable OpenStack is retried with backoff while the
+ * pending work stays in the queues.
+ */
+import type { DeepReadonly } from '../cache/deep-freeze.js';
+import { makeObjectKey, type ObjectKey } from '../cache/object-key.js';
+import type { KubeClient } from '../client/kube-client.js';
+import type { KubeObject } from '../client/kube-object.js';
+import type { ResourceRef } from '../client/resource-path.js';
+import { Controller } from '../controller/controller.js';
+import { errorKind, isRetryable } from '../errors/classify.js';
+import { SharedInformers } from '../informer/shared-informers.js';
+import type { OpenStackClient } from '../openstack/openstack-client.js';
+import { failed, type HandlerResult } from '../queue/handler-result.js';
+import { systemClock, sleep, type Clock } from '../util/clock.js';
+import { silentLogger, type Logger } from '../util/logger.js';
+import type { TranslatorContext, PatchObject } from './context.js';
+import { collectGarbage } from './garbage-collector.js';
+import { ensureInfrastructure, type Infrastructure } from './infrastructure.js';
+import { reconcileNamespace } from './namespace-translator.js';
+import { reconcilePod } from './pod-translator.js';
+import { reconcileService } from './service-translator.js';
+import type { TranslatorSettings } from './settings.js';
+import { TranslationStatus } from './translation-status.js';
+
+const NAMESPACES: ResourceRef = { group: '', version: 'v1', resource: 'namespaces', namespaced: false };
+const PODS: ResourceRef = { group: '', version: 'v1', resource: 'pods', namespaced: true };
+const SERVICES: ResourceRef = { group: '', version: 'v1', resource: 'services', namespaced: true };
+const SLICES: ResourceRef = {
+  group: 'discovery.k8s.io',
+  version: 'v1',
+  resource: 'endpointslices',
+  namespaced: true,
+};
+
+export interface TranslatorOptions {
+  name: string;
+  kube: KubeClient;
+  openstack: OpenStackClient;
+  settings: TranslatorSettings;
+  clock?: Clock;
+  logger?: Logger;
+}
+
+export class Translator {
+  readonly name: string;
+  readonly status: TranslationStatus;
+  readonly #o: TranslatorOptions;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  #infrastructure: Infrastructure | undefined;
+  #lastError: string | undefined;
+  #controllers: Controller<KubeObject>[] = [];
+
+  constructor(options: TranslatorOptions) {
+    this.#o = options;
+    this.name = options.name;
+    this.#clock = options.clock ?? systemClock;
+    this.#log = (options.logger ?? silentLogger).child({ translator: options.name });
+    this.status = new TranslationStatus(() => this.#clock.now());
+  }
+
+  /** Synced and working: infrastructure in place and every controller healthy. */
+  get ready(): boolean {
+    return (
+      this.#infrastructure !== undefined &&
+      this.#controllers.length > 0 &&
+      this.#controllers.every((c) => c.status().synced)
+    );
+  }
+
+  /** Why it is not ready, for /readyz. */
+  get problem(): string | undefined {
+    if (this.#infrastructure === undefined) return this.#lastError ?? 'creating the cluster infrastructure';
+    return this.#controllers.find((c) => !c.status().synced) === undefined ? undefined : 'caches not synced';
+  }
+
+  async run(signal: AbortSignal): Promise<void> {
+    const infra = await this.#ensureInfrastructure(signal);
+    if (infra === undefined) return;
+    const informers = new SharedInformers({
+      transport: this.#o.kube,
+      clock: this.#clock,
+      logger: this.#log,
+      watcher: { dropManagedFields: true },
+    });
+    const namespaces = informers.informerFor({ resource: NAMESPACES });
+    const pods = informers.informerFor({ resource: PODS });
+    const services = informers.informerFor({ resource: SERVICES });
+    const slices = informers.informerFor({ resource: SLICES });
+    const ctx: TranslatorContext = {
+      os: this.#o.openstack,
+      settings: this.#o.settings,
+      infra,
+      namespaces: namespaces.store,
+      pods: pods.store,
+      services: services.store,
+      endpointSlices: slices.store,
+      patch: this.#patcher(),
+      status: this.status,
+      logger: this.#log,
+      signal,
+    };
+    const guarded =
+      (
+        kind: string,
+        reconcile: (key: string, ctx: TranslatorContext) => Promise<HandlerResult | undefined>,
+      ) =>
+      async (key: ObjectKey): Promise<HandlerResult | undefined> => {
+        try {
+          return await reconcile(key, ctx);
+        } catch (error) {
+          // Keep the OpenStack error on the object so status and logs say what is wrong.
+          const message = error instanceof Error ? error.message : String(error);
+          this.status.failing(kind, key, message);
+          this.#log.warn(
+            { kind, key, err: message, retryable: isRetryable(error), kindOfError: errorKind(error) },
+            'translation failed; will retry',
+          );
+          return failed(error);
+        }
+      };
+    const common = { clock: this.#clock, logger: this.#log, workers: this.#o.settings.workers };
+    const byNamespace = (o: DeepReadonly<KubeObject>): ObjectKey[] =>
+      o.metadata?.namespace === undefined ? [] : [makeObjectKey(o.metadata.namespace)];
+    const namespaceController = new Controller({
+      ...common,
+      name: 'namespaces',
+      primary: namespaces,
+      reconcile: guarded('Namespace', reconcileNamespace),
+      watches: [{ informer: pods, map: byNamespace }],
+    });
+    const podController = new Controller({
+      ...common,
+      name: 'pods',
+      primary: pods,
+      reconcile: guarded('Pod', reconcilePod),
+      watches: [
+        {
+          informer: namespaces,
+          map: (ns) =>
+            pods.store
+              .byIndex('namespace', ns.metadata?.name ?? '')
+              .map((p) => makeObjectKey(p.metadata?.name ?? '', p.metadata?.namespace)),
+        },
+      ],
+    });
+    const serviceController = new Controller({
+      ...common,
+      name: 'services',
+      primary: services,
+      reconcile: guarded('Service', reconcileService),
+      watches: [
+        {
+          informer: slices,
+          map: (s) => {
+            const svc = s.metadata?.labels?.['kubernetes.io/service-name'];
+            return svc === undefined ? [] : [makeObjectKey(svc, s.metadata?.namespace)];
+          },
+        },
+        // A pod's port address feeds the members of the Services whose endpoints name it.
+        {
+          informer: pods,
+          map: (p) => servicesOfPod(slices.store.byIndex('namespace', p.metadata?.namespace ?? ''), p),
+        },
+      ],
+    });
+    this.#controllers = [
+      namespaceController,
+      podController,
+      serviceController,
+    ];
+    informers.start(signal);
+    const runs = this.#controllers.map((c) => c.run(signal));
+    const gc = this.#gcLoop(
+      ctx,
+      informers,
+      { namespaces: namespaceController, pods: podController, services: serviceController },
+      signal,
+    );
+    await Promise.all([...runs, gc]);
+    await informers.stopped();
+  }
+
+  async #ensureInfrastructure(signal: AbortSignal): Promise<Infrastructure | undefined> {
+    for (let attempt = 0; !signal.aborted; attempt++) {
+      try {
+        const projectId = await this.#o.openstack.projectId(signal);
+        this.#infrastructure = await ensureInfrastructure(this.#o.openstack, this.#o.settings, projectId);
+        this.#lastError = undefined;
+        this.#log.info({ ...this.#infrastructure }, 'cluster infrastructure ready');
+        return this.#infrastructure;
+      } catch (error) {
+        this.#lastError = error instanceof Error ? error.message : String(error);
+        const delay = Math.min(30_000, 1_000 * 2 ** attempt);
+        this.#log.error(
+          { err: this.#lastError, retryInMs: delay },
+          'cannot set up the cluster infrastructure in OpenStack; retrying',
+        );
+        try {
+          await sleep(this.#clock, delay, signal);
+        } catch {
+          return undefined;
+        }
+      }
+    }
+    return undefined;
+  }
+
+  async #gcLoop(
+    ctx: TranslatorContext,
+    informers: SharedInformers,
+    controllers: {
+      namespaces: Controller<KubeObject>;
+      pods: Controller<KubeObject>;
+      services: Controller<KubeObject>;
+    },
+    signal: AbortSignal,
+  ): Promise<void> {
+    try {
+      await informers.waitForSync(signal);
+      for (;;) {
+        try {
+          await collectGarbage(ctx, (kind, key) => {
+            const target =
+              kind === 'Namespace'
+                ? controllers.namespaces
+                : kind === 'Pod'
+                  ? controllers.pods
+                  : controllers.services;
+            target.enqueue(key as ObjectKey);
+          });
+        } catch (error) {
+          this.#log.warn(
+            { err: error instanceof Error ? error.message : String(error) },
+            'garbage collection failed; will try again',
+          );
+        }
+        await sleep(this.#clock, this.#o.settings.gcIntervalMs, signal);
+      }
+    } catch {
+      // Aborted: stopping.
+    }
+  }
+
+  #patcher(): PatchObject {
+    return async (kind, namespace, name, patch, options = {}) => {
+      const plural = kind === 'Pod' ? 'pods' : 'services';
+      const sub = options.subresource === undefined ? '' : `/${options.subresource}`;
+      await this.#o.kube.request({
+        method: 'PATCH',
+        path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/${plural}/${encodeURIComponent(name)}${sub}`,
+        body: patch,
+        contentType: 'application/merge-patch+json',
+      });
+    };
+  }
+}
+
+function servicesOfPod(slices: DeepReadonly<KubeObject>[], pod: DeepReadonly<KubeObject>): ObjectKey[] {
+  const keys: ObjectKey[] = [];
+  for (const slice of slices as DeepReadonly<
+    KubeObject & { endpoints?: { targetRef?: { kind?: string; name?: string } }[] }
+  >[]) {
+    const svc = slice.metadata?.labels?.['kubernetes.io/service-name'];
+    if (svc === undefined) continue;
+    if (
+      (slice.endpoints ?? []).some(
+        (e) => e.targetRef?.kind === 'Pod' && e.targetRef.name === pod.metadata?.name,
+      )
+    )
+      keys.push(makeObjectKey(svc, slice.metadata?.namespace));
+  }
+  return keys;
+}

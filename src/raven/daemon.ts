@@ -426,6 +426,14 @@ export class Daemon {
     checkpoints: CheckpointStore,
   ): Promise<void> {
     const deadlineMs = this.#config.shutdown.drainTimeoutSeconds * 1000;
+    // Said before waiting, so a slow drain is visible while it happens, not only once it is over.
+    this.#log.info(
+      {
+        events: [...deliveries.values()].reduce((sum, d) => sum + d.backlog, 0),
+        drainTimeoutSeconds: this.#config.shutdown.drainTimeoutSeconds,
+      },
+      'draining: delivering what is queued',
+    );
     const results = await Promise.all(
       [...deliveries].map(async ([name, delivery]) => {
         const result = await delivery.close(deadlineMs);

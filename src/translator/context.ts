@@ -2,6 +2,7 @@
  * What every reconcile of the translator shares: the OpenStack client, the settings, the cluster
  * infrastructure, the informers' caches, and the record of what is managed, pending and failing.
  */
+import type { DeepReadonly } from '../cache/deep-freeze.js';
 import type { StoreReader } from '../cache/store.js';
 import type { KubeObject } from '../client/kube-object.js';
 import type { OpenStackClient } from '../openstack/openstack-client.js';
@@ -31,4 +32,11 @@ export interface TranslatorContext {
   status: TranslationStatus;
   logger: Logger;
   signal: AbortSignal;
+}
+
+/** A cached object seen through the shape of its kind (caches hold every kind as KubeObject). */
+export function asShape<T extends KubeObject>(
+  object: DeepReadonly<KubeObject> | undefined,
+): DeepReadonly<T> | undefined {
+  return object as DeepReadonly<T> | undefined;
 }

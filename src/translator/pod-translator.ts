@@ -12,7 +12,7 @@ import { portAddresses } from '../openstack/neutron-client.js';
 import type { Port, PortCreate } from '../openstack/neutron-types.js';
 import { done, requeueAfter, type HandlerResult } from '../queue/handler-result.js';
 import { ensureOwned } from './adopt.js';
-import type { TranslatorContext } from './context.js';
+import { asShape, type TranslatorContext } from './context.js';
 import { clusterTag, identityOf, ownerTag, roleTag } from './identity.js';
 import { namespaceNetwork } from './namespace-translator.js';
 
@@ -32,7 +32,7 @@ function wantsPort(pod: DeepReadonly<PodShape> | undefined): pod is DeepReadonly
 }
 
 export async function reconcilePod(key: string, ctx: TranslatorContext): Promise<HandlerResult | undefined> {
-  const pod = ctx.pods.get(toObjectKey(key));
+  const pod = asShape<PodShape>(ctx.pods.get(toObjectKey(key)));
   const uid = wantsPort(pod) ? pod.metadata?.uid : undefined;
   const c = ctx.settings.clusterId;
   // Ports of this name that belong to another (earlier) pod are stale.

@@ -23,7 +23,7 @@ import type {
 } from '../openstack/octavia-types.js';
 import { done, requeueAfter, type HandlerResult } from '../queue/handler-result.js';
 import { ensureOwned } from './adopt.js';
-import type { TranslatorContext } from './context.js';
+import { asShape, type TranslatorContext } from './context.js';
 import { clusterTag, identityOf, ownerTag, roleTag, uidTag, type Owner, type Role } from './identity.js';
 import { podPortAddress } from './pod-translator.js';
 
@@ -63,7 +63,7 @@ export async function reconcileService(
   key: string,
   ctx: TranslatorContext,
 ): Promise<HandlerResult | undefined> {
-  const svc = ctx.services.get(toObjectKey(key));
+  const svc = asShape<ServiceShape>(ctx.services.get(toObjectKey(key)));
   const uid = wantsLoadBalancer(svc) ? svc.metadata?.uid : undefined;
   const gone = await removeStale(key, uid, ctx);
   if (gone === 'waiting') return requeueAfter(1_000);

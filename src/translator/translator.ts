@@ -173,11 +173,7 @@ export class Translator {
         },
       ],
     });
-    this.#controllers = [
-      namespaceController,
-      podController,
-      serviceController,
-    ];
+    this.#controllers = [namespaceController, podController, serviceController];
     informers.start(signal);
     const runs = this.#controllers.map((c) => c.run(signal));
     const gc = this.#gcLoop(

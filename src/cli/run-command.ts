@@ -68,7 +68,11 @@ export async function runCommand(
       {},
       'no config given (-c): watching workloads in every namespace but kube-* and printing changes',
     );
-  const daemon = new Daemon({ config, logger });
+  const daemon = new Daemon({
+    config,
+    logger,
+    ...(values.config === undefined ? {} : { configFile: values.config }),
+  });
   await daemon.run(deps.signal);
   logger.info({}, 'stopped');
   logger.flush();

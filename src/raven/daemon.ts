@@ -48,6 +48,8 @@ export interface DaemonOptions {
   env?: Record<string, string | undefined>;
   /** Where stdout sinks write (tests). */
   stdout?: NodeJS.WritableStream & { isTTY?: boolean };
+  /** The config's file name, for errors found at run time (an unknown resource). */
+  configFile?: string;
 }
 
 /** How often sinks that overflowed are checked for a resync. */
@@ -169,6 +171,7 @@ export class Daemon {
           if (!isRetryable(error)) {
             throw new ConfigError(error instanceof Error ? error.message : String(error), {
               path: `watchers[${index}].resource`,
+              ...(this.#options.configFile === undefined ? {} : { file: this.#options.configFile }),
               cause: error,
             });
           }

@@ -39,6 +39,10 @@ import { buildSink } from './sinks/build-sink.js';
 import type { Sink } from './sinks/sink.js';
 import { toChangeEvent } from './to-change-event.js';
 import { WatcherPipeline } from './watcher-pipeline.js';
+import { OpenStackClient } from '../openstack/openstack-client.js';
+import { Translator } from '../translator/translator.js';
+import { defaultSettings } from '../translator/settings.js';
+import type { TranslatorConfig } from './config/translator-schema.js';
 
 export interface DaemonOptions {
   config: RavenConfig;
@@ -62,6 +66,7 @@ export class Daemon {
   readonly #options: DaemonOptions;
   readonly metrics: RavenMetrics;
   readonly #pipelines = new Map<string, WatcherPipeline>();
+  readonly #translators = new Map<string, Translator>();
   #health: HealthServer | undefined;
   #leading = false;
   #standby = false;
@@ -83,7 +88,12 @@ export class Daemon {
     const details: Record<string, string> = {};
     if (this.#standby && !this.#leading)
       return { ready: true, details: { leaderElection: 'standby: another replica leads' } };
-    if (this.#pipelines.size === 0) details.watchers = 'starting';
+    if (this.#pipelines.size === 0 && this.#config.watchers.length > 0) details.watchers = 'starting';
+    for (const t of this.#config.translators) {
+      const translator = this.#translators.get(t.name);
+      if (translator === undefined) details[`translator ${t.name}`] = 'starting';
+      else if (!translator.ready) details[`translator ${t.name}`] = translator.problem ?? 'not ready';
+    }
     for (const [name, pipeline] of this.#pipelines) {
       const status = pipeline.status();
       if (!pipeline.synced) details[`watcher ${name}`] = 'not synced yet';
@@ -369,13 +379,48 @@ export class Daemon {
           },
         );
       });
-      await Promise.all(runs);
+      const translations = config.translators.map((t) => this.#runTranslator(t, client, stopWork.signal));
+      await Promise.all([...runs, ...translations]);
       this.#clock.clearTimeout(resyncTimer);
     } finally {
       signal.removeEventListener('abort', onAbort);
       stopWork.abort(new Error('stopping'));
       await this.#drain(deliveries, handlers, checkpoints);
       this.#pipelines.clear();
+      this.#translators.clear();
+    }
+  }
+
+  /** One built-in translator, with its own OpenStack client, until `signal` aborts. */
+  async #runTranslator(config: TranslatorConfig, client: KubeClient, signal: AbortSignal): Promise<void> {
+    const log = this.#log.child({ translator: config.name });
+    const openstack = new OpenStackClient(config.openstack, { clock: this.#clock, logger: log });
+    const translator = new Translator({
+      name: config.name,
+      kube: client,
+      openstack,
+      clock: this.#clock,
+      logger: log,
+      settings: {
+        ...defaultSettings,
+        clusterId: config.clusterId,
+        serviceCidr: config.serviceCidr,
+        podCidr: config.podCidr,
+        podPrefixLength: config.podPrefixLength,
+        externalNetworkId: config.externalNetworkId,
+        existing: config.existing,
+        loadBalancerProvider: config.loadBalancerProvider,
+        loadBalancerTimeoutMs: config.loadBalancerTimeoutSeconds * 1000,
+        gcIntervalMs: config.gcIntervalSeconds * 1000,
+        workers: config.workers,
+      },
+    });
+    this.#translators.set(config.name, translator);
+    this.metrics.watchTranslator(config.name, () => translator.status.counts());
+    try {
+      await translator.run(signal);
+    } finally {
+      await openstack.close();
     }
   }
 

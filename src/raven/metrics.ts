@@ -97,6 +97,25 @@ export class RavenMetrics {
       s.phase === 'failing' ? 1 : 0,
     );
     statusGauge('raven_watcher_objects', 'Objects the watcher currently knows of.', (s) => s.objects);
+    const translatorCounts = this.#translatorCounts;
+    new Gauge({
+      name: 'raven_translator_objects',
+      help: 'Kubernetes objects a translator handles, by state: managed, pending (waiting for a dependency), failing (see logs for the OpenStack error).',
+      labelNames: ['translator', 'state'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [translator, counts] of translatorCounts)
+          for (const [state, n] of Object.entries(counts())) this.set({ translator, state }, n);
+      },
+    });
+  }
+
+  readonly #translatorCounts = new Map<string, () => Record<string, number>>();
+
+  /** Report a translator's managed / pending / failing objects as raven_translator_objects. */
+  watchTranslator(name: string, counts: () => Record<string, number>): void {
+    this.#translatorCounts.set(name, counts);
   }
 
   /** The delivery layer's hooks for one sink. */

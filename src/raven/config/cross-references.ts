@@ -109,6 +109,12 @@ export function crossReferenceProblems(data: unknown): Finding[] {
       findings,
     );
   });
+  if (list(data, 'watchers').length === 0 && list(data, 'translators').length === 0) {
+    findings.push({
+      path: ['watchers'],
+      message: `${field(data, 'watchers') === undefined ? 'missing' : 'empty'}; expected a non-empty list of watchers (or a translator)`,
+    });
+  }
   if (list(data, 'watchers').length > 0 && sinks.length === 0 && handlers.length === 0) {
     findings.push({
       path: ['sinks'],

@@ -6,6 +6,7 @@
  * name existing watchers and sinks) is checked in `cross-references.ts`; relative paths and `*`
  * in routes are resolved by the loader, so the {@link RavenConfig} it returns is ready to run.
  */
+import { translatorSchema } from './translator-schema.js';
 import * as z from 'zod';
 import { eventsSchema, watcherSchema } from './watcher-schema.js';
 import { sinkSchema } from './sink-schema.js';
@@ -123,11 +124,13 @@ export const ravenConfigSchema = strictObject({
   leaderElection: leaderElectionSchema.prefault({}),
   diff: diffSchema.prefault({}),
   shutdown: shutdownSchema.prefault({}),
-  watchers: expecting(z.array(watcherSchema).min(1), 'a non-empty list of watchers'),
+  watchers: expecting(z.array(watcherSchema), 'a list of watchers').default([]),
   sinks: expecting(z.array(sinkSchema), 'a list of sinks').default([]),
   /** Omitted: every watcher to every sink. */
   routes: expecting(z.array(routeSchema), 'a list of routes').optional(),
   handlers: expecting(z.array(handlerSchema), 'a list of handlers').default([]),
+  /** Built-in translators (OpenStack networking), run while this replica leads. */
+  translators: expecting(z.array(translatorSchema), 'a list of translators').default([]),
 });
 
 type Parsed = z.output<typeof ravenConfigSchema>;

@@ -2,11 +2,18 @@
  * Every decision about what an error means lives here, so that no other module compares status
  * codes or reasons. Each predicate accepts `unknown` and answers false for anything else.
  */
+import { OpenStackError, OpenStackProvisioningError } from '../openstack/openstack-error.js';
 import { ApiError } from './api-error.js';
 import { AuthError, DecodeError, RavenError, SinkError, TransportError } from './raven-error.js';
 
+/**
+ * The HTTP status of an answer from any API Raven calls: the Kubernetes apiserver or an OpenStack
+ * service. The status predicates below (not found, conflict, unauthorized, ...) hold for both.
+ */
 function statusCodeOf(err: unknown): number | undefined {
-  return err instanceof ApiError ? err.statusCode : undefined;
+  if (err instanceof ApiError) return err.statusCode;
+  if (err instanceof OpenStackError) return err.status;
+  return undefined;
 }
 
 /** 410 Gone / reason Expired: the resourceVersion (or continue token) is too old; relist. */
@@ -55,6 +62,7 @@ export function isInvalid(err: unknown): boolean {
 export function isRetryable(err: unknown): boolean {
   if (err instanceof TransportError) return true;
   if (err instanceof SinkError) return err.retryable;
+  if (err instanceof OpenStackError) return isOpenStackRetryable(err);
   if (err instanceof ApiError) {
     const code = err.statusCode;
     return code === 429 || code >= 500 || err.reason === 'Timeout' || err.reason === 'ServerTimeout';
@@ -80,6 +88,77 @@ export function retryAfterSeconds(err: unknown): number | undefined {
 /** A short, stable label for metrics and status: `api:410`, `transport`, `decode`, ... */
 export function errorKind(err: unknown): string {
   if (err instanceof ApiError) return `api:${err.statusCode}`;
+  if (err instanceof OpenStackProvisioningError) return 'openstack:provisioning';
+  if (err instanceof OpenStackError) return `openstack:${err.status ?? 'transport'}`;
   if (err instanceof RavenError) return err.code.replace(/^ERR_/, '').toLowerCase();
   return 'unknown';
+}
+
+function isOpenStackRetryable(err: OpenStackError): boolean {
+  if (err instanceof OpenStackProvisioningError) return err.timedOut;
+  const code = err.status;
+  return code === undefined || code === 429 || (code >= 500 && code !== 501);
+}
+
+/**
+ * Octavia refused a change because the load balancer is in a PENDING_* state (409 "... is
+ * immutable and cannot be updated"): wait for ACTIVE and try again.
+ */
+export function isOpenStackImmutable(err: unknown): boolean {
+  return (
+    err instanceof OpenStackError &&
+    err.status === 409 &&
+    err.service === 'load-balancer' &&
+    /immutable/i.test(err.fault.message ?? '')
+  );
+}
+
+/**
+ * A quota is exhausted: Neutron 409 `OverQuota`, Octavia 403 "Quota has been met", or 413.
+ * Retrying cannot help until something is deleted or the quota is raised.
+ */
+export function isOpenStackOverQuota(err: unknown): boolean {
+  if (!(err instanceof OpenStackError) || err.status === undefined) return false;
+  if (err.status === 413) return true;
+  if (err.status !== 403 && err.status !== 409) return false;
+  const type = err.fault.type ?? '';
+  return /quota|overlimit/i.test(type) || /quota/i.test(err.fault.message ?? '');
+}
+
+/** The service could not be reached or said it is unavailable (no answer, 502, 503, 504). */
+export function isOpenStackUnavailable(err: unknown): boolean {
+  if (!(err instanceof OpenStackError) || err instanceof OpenStackProvisioningError) return false;
+  const code = err.status;
+  return code === undefined || code === 502 || code === 503 || code === 504;
+}
+
+/** A load balancer went to ERROR (or DELETED, or timed out) while Raven waited for ACTIVE. */
+export function isOpenStackProvisioningFailed(err: unknown): boolean {
+  return err instanceof OpenStackProvisioningError;
+}
+
+/** The fault type an OpenStack service reported (`IpAddressAlreadyAllocated`, `NetworkInUse`, ...). */
+export function openStackFaultType(err: unknown): string | undefined {
+  return err instanceof OpenStackError ? err.fault.type : undefined;
+}
+
+// Failures of the connect phase: the request bytes never left, so even a POST may be resent.
+const CONNECT_FAILURES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+/**
+ * The request never reached the server (the connection could not be made), so resending it cannot
+ * duplicate an effect. Looks through an OpenStack error to the transport failure inside it.
+ */
+export function isNotSent(err: unknown): boolean {
+  const transport = err instanceof OpenStackError ? err.cause : err;
+  if (!(transport instanceof TransportError)) return false;
+  const code = (transport.cause as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && CONNECT_FAILURES.has(code);
 }

@@ -1,0 +1,130 @@
+/**
+ * Waiting for a load balancer to accept changes. Octavia answers 409 "... is immutable and cannot
+ * be updated" to any change on a load balancer (or its listeners, pools, members) while it is
+ * PENDING_*; each accepted change puts it back in PENDING_UPDATE until the driver is done.
+ *
+ * - {@link waitForActive} polls `provisioning_status` on the injected clock with growing delays
+ *   until ACTIVE; ERROR or DELETED fail at once, and the deadline fails with the last status seen
+ *   (both as {@link OpenStackProvisioningError}). A 404 while waiting is thrown as it is.
+ * - {@link whenActive} runs a change once the load balancer is ACTIVE and, when the change is
+ *   refused as immutable anyway (another writer got in between), waits again and retries once.
+ */
+import { isOpenStackImmutable } from '../errors/classify.js';
+import { sleep, type Clock } from '../util/clock.js';
+import type { Logger } from '../util/logger.js';
+import { OpenStackProvisioningError } from './openstack-error.js';
+import type { LoadBalancer, ProvisioningStatus } from './octavia-types.js';
+
+/** What a provisioning_status means for the next change: go, wait, or give up. */
+export type ProvisioningPhase = 'ready' | 'pending' | 'failed';
+
+/**
+ * Classify a provisioning_status: ACTIVE is ready for changes, PENDING_* will settle, ERROR and
+ * DELETED will not. An absent status (old or partial answers) counts as ready; an unknown one as
+ * pending.
+ *
+ * @example
+ * provisioningPhase((await octavia.loadBalancers.get(id)).provisioning_status); // 'pending'
+ */
+export function provisioningPhase(status: ProvisioningStatus | undefined): ProvisioningPhase {
+  switch (status) {
+    case undefined:
+    case 'ACTIVE':
+      return 'ready';
+    case 'PENDING_CREATE':
+    case 'PENDING_UPDATE':
+    case 'PENDING_DELETE':
+      return 'pending';
+    case 'ERROR':
+    case 'DELETED':
+      return 'failed';
+    default: {
+      // Exhaustive at compile time; a status a newer Octavia invents is waited on, up to the deadline.
+      const _exhaustive: never = status;
+      return 'pending';
+    }
+  }
+}
+
+export interface WaitOptions {
+  /** Give up after this long; default 300 000 ms (an amphora can take minutes to boot). */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface WaiterDeps {
+  get(id: string, options: { signal?: AbortSignal }): Promise<LoadBalancer>;
+  clock: Clock;
+  logger: Logger;
+}
+
+// The first poll comes soon (a noop or fast driver is done in about a second), later ones back
+// off to 5 s so a slow amphora boot costs a few dozen GETs, not hundreds.
+const FIRST_DELAY_MS = 250;
+const DELAY_FACTOR = 1.5;
+const MAX_DELAY_MS = 5_000;
+const DEFAULT_TIMEOUT_MS = 300_000;
+
+/**
+ * Resolve with the load balancer once its provisioning_status is ACTIVE.
+ *
+ * @example
+ * const lb = await waitForActive(deps, lbId, { timeoutMs: 60_000, signal });
+ */
+export async function waitForActive(
+  deps: WaiterDeps,
+  lbId: string,
+  options: WaitOptions = {},
+): Promise<LoadBalancer> {
+  const started = deps.clock.now();
+  const deadline = started + (options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+  const signal = options.signal === undefined ? {} : { signal: options.signal };
+  let delay = FIRST_DELAY_MS;
+  for (;;) {
+    const lb = await deps.get(lbId, signal);
+    const phase = provisioningPhase(lb.provisioning_status);
+    if (phase === 'ready') return lb;
+    const status = lb.provisioning_status ?? 'ACTIVE';
+    const failed = phase === 'failed';
+    const now = deps.clock.now();
+    if (failed || now >= deadline) {
+      throw new OpenStackProvisioningError({
+        call: `GET /v2/lbaas/loadbalancers/${lbId}`,
+        resource: { type: 'loadbalancer', id: lbId, ...(lb.name ? { name: lb.name } : {}) },
+        provisioningStatus: status,
+        ...(lb.operating_status === undefined ? {} : { operatingStatus: lb.operating_status }),
+        timedOut: !failed,
+        waitedMs: now - started,
+      });
+    }
+    await sleep(deps.clock, Math.min(delay, deadline - now), options.signal);
+    delay = Math.min(MAX_DELAY_MS, delay * DELAY_FACTOR);
+  }
+}
+
+/**
+ * Run `change` when the load balancer is ACTIVE; on a 409 immutable, wait for ACTIVE again and run
+ * it a second time. Other errors, and a second immutable refusal, are thrown.
+ *
+ * @example
+ * const listener = await whenActive(deps, lbId, () => octavia.listeners.create({ ... }));
+ */
+export async function whenActive<R>(
+  deps: WaiterDeps,
+  lbId: string,
+  change: () => Promise<R>,
+  options: WaitOptions = {},
+): Promise<R> {
+  await waitForActive(deps, lbId, options);
+  try {
+    return await change();
+  } catch (err) {
+    if (!isOpenStackImmutable(err)) throw err;
+    deps.logger.debug(
+      { loadBalancer: lbId },
+      'octavia: load balancer became immutable; waiting and retrying once',
+    );
+    await waitForActive(deps, lbId, options);
+    return await change();
+  }
+}

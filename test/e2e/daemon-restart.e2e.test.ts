@@ -1,0 +1,156 @@
+/**
+ * SIGKILL mid-stream, then a restart with the same SQLite checkpoint: no flood of `added` for
+ * objects that did not change; what changed while the daemon was down (a creation, a modification
+ * with its diff, a deletion) is delivered once each, as `restart`; then live changes continue.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { setTimeout as delay } from 'node:timers/promises';
+import { sharedCluster, freshNamespace, deleteNamespace } from '../harness/test-cluster.js';
+import { HttpReceiver } from '../harness/http-receiver.js';
+import {
+  ok,
+  startRaven,
+  tempDir,
+  until,
+  waitReady,
+  writeConfig,
+  type DeliveredEvent,
+  type KubeAnswer,
+} from './daemon-process.js';
+
+const STABLE = 20;
+
+test('after SIGKILL a restart delivers exactly what changed while down, then live changes', async (t) => {
+  const plane = await sharedCluster();
+  const ns = await freshNamespace(plane);
+  t.after(() => deleteNamespace(plane, ns));
+  const dir = await tempDir(t);
+  const hook = await HttpReceiver.start();
+  t.after(() => hook.close());
+  const config = await writeConfig(
+    dir,
+    `
+server: { port: 0 }
+checkpoint: { path: ./raven.db }
+watchers:
+  - { name: cms, resource: configmaps, namespaces: [${ns}], labelSelector: 'raven.test/restart', initial: none }
+sinks:
+  - { name: hook, type: webhook, url: '${hook.url('/events')}', delivery: { initialBackoffMs: 200 } }
+`,
+  );
+  const api = `/api/v1/namespaces/${ns}/configmaps`;
+  const create = (name: string, data: Record<string, string>): Promise<KubeAnswer> =>
+    ok(
+      plane.adminRequest('POST', api, { metadata: { name, labels: { 'raven.test/restart': 'true' } }, data }),
+    );
+  const patch = (name: string, data: Record<string, string>): Promise<KubeAnswer> =>
+    ok(plane.adminRequest('PATCH', `${api}/${name}`, { data }));
+  const received = (): DeliveredEvent[] => hook.requests.map((r) => r.json as DeliveredEvent);
+
+  for (let i = 0; i < STABLE; i++) await create(`stable-${i}`, { i: `${i}` });
+  await create('change-me', { v: '0' });
+  await create('delete-me', { v: '0' });
+
+  // First run: no checkpoint, `initial: none`: a baseline, nothing delivered.
+  const first = startRaven(['run', '-c', config], { kubeconfig: plane.kubeconfig });
+  t.after(async () => {
+    first.kill('SIGKILL');
+    await first.exited;
+  });
+  await waitReady(first);
+  await patch('change-me', { v: '1' });
+  await create('burst', { n: '0' });
+  await until('live changes delivered', () => received().length >= 2, { show: () => first.stderr() });
+  assert.deepEqual(
+    received().map((e) => `${e.origin} ${e.type} ${e.name}`),
+    ['live modified change-me', 'live added burst'],
+    'the first run reports no existing object (initial: none)',
+  );
+  // The checkpoint is written once a second: let it catch up with what was delivered so far.
+  await delay(2500);
+
+  // Mid-stream: the daemon is killed while changes to `burst` are arriving.
+  let burstVersion = '';
+  for (let n = 1; n <= 10; n++) {
+    burstVersion = (await patch('burst', { n: `${n}` })).metadata.resourceVersion;
+    if (n === 5) first.kill('SIGKILL');
+  }
+  assert.equal((await first.exited).signal, 'SIGKILL');
+  const beforeRestart = received().length;
+
+  // While it is down: one creation, one modification, one deletion.
+  const created = await create('new-one', { a: 'b' });
+  const modified = await patch('change-me', { v: '2' });
+  await ok(plane.adminRequest('DELETE', `${api}/delete-me`));
+
+  const second = startRaven(['run', '-c', config], { kubeconfig: plane.kubeconfig });
+  t.after(async () => {
+    second.kill('SIGKILL');
+    await second.exited;
+  });
+  await waitReady(second);
+  const restarted = (): DeliveredEvent[] => received().filter((e) => e.origin === 'restart');
+  await until(
+    'the changes made while down delivered',
+    () => ['new-one', 'change-me', 'delete-me'].every((name) => restarted().some((e) => e.name === name)),
+    { show: () => `${JSON.stringify(received().map((e) => e.id))}\n${second.stderr()}` },
+  );
+  const line = await second.waitForLog('changes since the last run');
+
+  // Then live changes continue.
+  const liveAfter = await patch('stable-0', { i: 'changed' });
+  await until(
+    'a live change after the restart',
+    () => received().some((e) => e.resourceVersion === liveAfter.metadata.resourceVersion),
+    { show: () => second.stderr() },
+  );
+  // Anything late (a duplicate) would arrive now.
+  await delay(1500);
+
+  const afterRestart = received().slice(beforeRestart);
+  const once = (name: string): DeliveredEvent => {
+    const found = afterRestart.filter((e) => e.name === name);
+    assert.equal(found.length, 1, `${name}: delivered once, got ${JSON.stringify(found.map((e) => e.id))}`);
+    const [event] = found;
+    assert.ok(event);
+    assert.equal(event.origin, 'restart');
+    return event;
+  };
+  const added = once('new-one');
+  assert.equal(added.type, 'added');
+  assert.equal(added.resourceVersion, created.metadata.resourceVersion);
+  const change = once('change-me');
+  assert.equal(change.type, 'modified');
+  assert.equal(change.resourceVersion, modified.metadata.resourceVersion);
+  assert.deepEqual(change.diff, [{ path: 'data.v', op: 'replace', old: '1', new: '2' }]);
+  const deleted = once('delete-me');
+  assert.equal(deleted.type, 'deleted');
+  assert.equal(deleted.tombstone, true);
+
+  // No flood: the unchanged objects never appear, except the one changed live after the restart.
+  const stable = received().filter((e) => e.name.startsWith('stable-'));
+  assert.deepEqual(
+    stable.map((e) => `${e.origin} ${e.type} ${e.name}`),
+    ['live modified stable-0'],
+  );
+  // `burst`: whatever the kill cut off comes back at the restart (at least once), ending at its last state.
+  const burst = received().filter((e) => e.name === 'burst');
+  assert.equal(burst.at(-1)?.resourceVersion, burstVersion, 'the last state of burst was delivered');
+  const burstRestart = burst.filter((e) => e.origin === 'restart');
+  assert.ok(burstRestart.length <= 1, 'at most one (coalesced) restart event for burst');
+  const ids = received().map((e) => e.id);
+  const duplicates = ids.length - new Set(ids).size;
+  assert.equal(
+    restarted().length,
+    3 + burstRestart.length,
+    `restart events: ${JSON.stringify(restarted().map((e) => e.id))}`,
+  );
+  t.diagnostic(
+    `restart: ${STABLE + 2} unchanged-or-known objects, ${line.changes as number} changes since the last run ` +
+      `(${burstRestart.length} for the burst cut off by SIGKILL), ${duplicates} duplicate deliveries`,
+  );
+
+  second.kill('SIGTERM');
+  assert.deepEqual(await second.exited, { code: 0, signal: null });
+});

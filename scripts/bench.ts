@@ -1,11 +1,12 @@
 /**
- * `npm run bench -- [decode] [list-watch] [--runs N] [--only a,b] [--events N] [--objects N]`:
+ * `npm run bench -- [decode] [list-watch] [cache-heap] [--runs N] [--only a,b] [--events N]
+ * [--objects N] [--pods N]`:
  * the benchmarks of bench/, side by side with the peers, results written to bench/results/.
  *
  * Prepares what they need first: Node 24 in .cache/node-24 (the newest peers require Node 22 or
  * later, so every contestant runs under Node 24), the peers in bench/node_modules
  * (`npm --prefix bench install`, never in the root package), and a fresh build of dist/, which is
- * the Raven the benchmarks load. With no suite named, both run.
+ * the Raven the benchmarks load. With no suite named, all run.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -15,6 +16,7 @@ import { parseArgs } from 'node:util';
 import { repoRoot } from '../bench/lib/child.js';
 import { runDecodeSuite } from '../bench/decode/suite.js';
 import { runListWatchSuite } from '../bench/list-watch/suite.js';
+import { runCacheHeapSuite } from '../bench/cache-heap/suite.js';
 
 const log = (line: string): void => {
   process.stderr.write(`bench: ${line}\n`);
@@ -58,12 +60,14 @@ async function main(): Promise<number> {
       events: { type: 'string', default: '20000' },
       objects: { type: 'string', default: '150000' },
       updates: { type: 'string', default: '5' },
+      pods: { type: 'string', default: '10000' },
     },
   });
-  const suites = positionals.length === 0 ? ['decode', 'list-watch'] : positionals;
-  const unknown = suites.filter((s) => s !== 'decode' && s !== 'list-watch');
+  const known = ['decode', 'list-watch', 'cache-heap'];
+  const suites = positionals.length === 0 ? known : positionals;
+  const unknown = suites.filter((s) => !known.includes(s));
   if (unknown.length > 0) {
-    log(`unknown suite ${unknown.join(', ')}; the suites are decode and list-watch`);
+    log(`unknown suite ${unknown.join(', ')}; the suites are ${known.join(', ')}`);
     return 2;
   }
   const only = values.only?.split(',');
@@ -100,6 +104,17 @@ async function main(): Promise<number> {
       ...(only === undefined ? {} : { only }),
     });
     written.push(await save('list-watch', result.markdown));
+  }
+  if (suites.includes('cache-heap')) {
+    const result = await runCacheHeapSuite({
+      node,
+      nodeVersion,
+      pods: Number(values.pods),
+      runs: Number(values.runs ?? 3),
+      log,
+      ...(only === undefined ? {} : { only }),
+    });
+    written.push(await save('cache-heap', result.markdown));
   }
   // Formatted as the repository's lint expects them.
   run(join(repoRoot, 'node_modules', '.bin', 'prettier'), ['--write', '--log-level', 'warn', ...written]);

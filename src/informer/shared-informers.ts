@@ -85,6 +85,8 @@ export class SharedInformers {
       logger,
       source: () =>
         watchResource<T>({
+          // The store keeps every object (and gives handlers the old one): the watcher need not.
+          keepObjects: false,
           ...watcher,
           transport,
           clock,

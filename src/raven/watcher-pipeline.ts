@@ -81,6 +81,8 @@ export class WatcherPipeline {
       labelSelector: c.labelSelector,
       fieldSelector: c.fieldSelector,
       dropManagedFields: c.dropManagedFields,
+      // The pipeline keeps each object (redacted) for diffs and tombstones: the watcher need not.
+      keepObjects: false,
       clock: options.clock,
       logger: options.logger,
       signal: options.signal,

@@ -5,14 +5,18 @@
  *   tsx scripts/test.ts            everything
  *   tsx scripts/test.ts --unit     unit and fault tests only (no control plane)
  *   tsx scripts/test.ts FILE...    the given test files (a control plane if any is under test/e2e)
+ *
+ * End-to-end files named *openstack* or translator* also get one OpenStack lab for the run
+ * (RAVEN_TEST_OPENSTACK_DIR), unless RAVEN_TEST_OPENSTACK_DIR already names a running one.
  */
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import { ensureBinaries, repoRoot } from '../test/harness/binaries.js';
 import { ControlPlane } from '../test/harness/control-plane.js';
+import { OpenStackLab } from '../test/harness/openstack/lab.js';
 
 function find(dir: string): string[] {
   let out: string[] = [];
@@ -55,7 +59,20 @@ async function main(args: string[]): Promise<number> {
     );
     env.RAVEN_TEST_CLUSTER_DIR = dir;
   }
+  const needsOpenStack = files.some((f) => f.includes('e2e') && /openstack|^translator/.test(basename(f)));
+  const givenLab = process.env.RAVEN_TEST_OPENSTACK_DIR;
+  let lab: OpenStackLab | undefined;
+  let labDir: string | undefined;
   try {
+    const reuse =
+      givenLab !== undefined &&
+      OpenStackLab.exists(givenLab) &&
+      (await OpenStackLab.attach(givenLab)).status().running;
+    if (needsOpenStack && !reuse) {
+      labDir = await mkdtemp(join(tmpdir(), 'raven-test-openstack-'));
+      lab = await OpenStackLab.start(labDir, (line) => process.stderr.write(`test: openstack lab ${line}\n`));
+      env.RAVEN_TEST_OPENSTACK_DIR = labDir;
+    }
     const concurrency = process.env.RAVEN_TEST_CONCURRENCY ?? '2';
     return await new Promise<number>((resolve) => {
       const child = spawn(
@@ -70,6 +87,9 @@ async function main(args: string[]): Promise<number> {
       child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
     });
   } finally {
+    if (lab) await lab.stop();
+    if (labDir && process.env.RAVEN_KEEP_TEST_CLUSTER === undefined)
+      await rm(labDir, { recursive: true, force: true });
     if (plane) await plane.stop();
     if (dir && process.env.RAVEN_KEEP_TEST_CLUSTER === undefined)
       await rm(dir, { recursive: true, force: true });

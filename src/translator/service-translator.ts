@@ -110,8 +110,10 @@ export async function reconcileService(
   for (const listener of listeners) {
     const suffix = listener.description?.split(':').at(-1) ?? '';
     if (!wanted.has(suffix)) {
-      for (const pool of await octavia.pools.list({ listener_id: listener.id }))
-        await octavia.whenActive(lb.id, () => octavia.pools.delete(pool.id), wait);
+      // Octavia cannot filter pools by listener; a listener names its pool.
+      const poolId = listener.default_pool_id;
+      if (poolId !== undefined && poolId !== null)
+        await octavia.whenActive(lb.id, () => octavia.pools.delete(poolId), wait);
       await octavia.whenActive(lb.id, () => octavia.listeners.delete(listener.id), wait);
     }
   }

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Install the Debian packages the project needs when they are missing: openssl (test certificates)
+# and the OpenStack lab (Neutron, Octavia, RabbitMQ, SQLite) the translator's tests run against.
+# Run as root (CI is); otherwise it prints the apt-get command to run. Idempotent and quiet.
+set -euo pipefail
+
+missing=()
+command -v openssl >/dev/null || missing+=(openssl)
+command -v curl >/dev/null || missing+=(curl)
+command -v git >/dev/null || missing+=(git)
+for pkg in neutron-server octavia-api octavia-worker rabbitmq-server sqlite3; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'ok installed' || missing+=("$pkg")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "setup: missing Debian packages: ${missing[*]}" >&2
+  echo "setup: install them with: sudo apt-get install -y --no-install-recommends ${missing[*]}" >&2
+  exit 1
+fi
+echo "setup: installing Debian packages: ${missing[*]}"
+start=$(date +%s)
+# Package scripts must not start system-wide services (the lab starts its own, on loopback only).
+own_policy=
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+  printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d && chmod 755 /usr/sbin/policy-rc.d && own_policy=1
+fi
+apt_log=$(mktemp)
+status=0
+{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >"$apt_log" 2>&1 || status=$?
+[ -z "$own_policy" ] || rm -f /usr/sbin/policy-rc.d
+if [ "$status" -ne 0 ]; then
+  cat "$apt_log"
+  rm -f "$apt_log"
+  exit "$status"
+fi
+rm -f "$apt_log"
+echo "setup: packages installed in $(( $(date +%s) - start )) s"

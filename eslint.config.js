@@ -9,7 +9,7 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ['eslint.config.js'] },
+        projectService: { allowDefaultProject: ['eslint.config.js', 'examples/handlers/*.mjs'] },
         tsconfigRootDir: import.meta.dirname,
       },
     },
@@ -37,7 +37,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['eslint.config.js'],
+    files: ['eslint.config.js', '**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
   },
 );

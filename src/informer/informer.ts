@@ -15,7 +15,7 @@ import type { Store, StoreReader, SyncStatus } from '../cache/store.js';
 import type { KubeObject } from '../client/kube-object.js';
 import { systemClock, type Clock, type TimerHandle } from '../util/clock.js';
 import { silentLogger, type Logger } from '../util/logger.js';
-import type { WatcherEvent, WatcherStatus } from '../watch/watcher-events.js';
+import { stoppedStatus, type WatcherEvent, type WatcherStatus } from '../watch/watcher-events.js';
 import { HandlerQueue } from './handler-queue.js';
 import type { EventHandlers, InformerEvent } from './informer-events.js';
 import { reflect } from './reflector.js';
@@ -98,19 +98,7 @@ export class Informer<T extends KubeObject> {
   }
 
   status(): InformerStatus {
-    const base: WatcherStatus = this.#source?.status() ?? {
-      phase: 'stopped',
-      synced: false,
-      resourceVersion: undefined,
-      lastError: undefined,
-      lastEventAt: undefined,
-      secondsSinceLastEvent: 0,
-      relists: 0,
-      reconnects: 0,
-      failures: 0,
-      watchList: false,
-      objects: 0,
-    };
+    const base: WatcherStatus = this.#source?.status() ?? stoppedStatus();
     const queues = [...this.#queues];
     return {
       ...base,

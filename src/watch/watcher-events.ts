@@ -57,3 +57,20 @@ export interface WatcherStatus {
   /** Objects the watcher currently knows of. */
   objects: number;
 }
+
+/** The status of a watcher that has not started (or has stopped). */
+export function stoppedStatus(): WatcherStatus {
+  return {
+    phase: 'stopped',
+    synced: false,
+    resourceVersion: undefined,
+    lastError: undefined,
+    lastEventAt: undefined,
+    secondsSinceLastEvent: 0,
+    relists: 0,
+    reconnects: 0,
+    failures: 0,
+    watchList: false,
+    objects: 0,
+  };
+}

@@ -46,28 +46,23 @@ export function buildSink(config: SinkConfig, options: BuildSinkOptions = {}): S
       });
     case 'slack':
     case 'teams':
-      return new ChatSink({
-        name: config.name,
-        platform: config.type,
-        url: config.url,
-        ...(config.template === undefined ? {} : { template: config.template }),
-        maxDiffLines: config.maxDiffLines,
-        timeoutMs: config.timeoutSeconds * 1000,
-        ...clock,
-      });
     case 'mattermost':
-    case 'discord':
+    case 'discord': {
+      // Only Mattermost and Discord let a webhook choose the poster's name and icon.
+      const poster: { username?: string | undefined; iconUrl?: string | undefined } =
+        config.type === 'mattermost' || config.type === 'discord' ? config : {};
       return new ChatSink({
         name: config.name,
         platform: config.type,
         url: config.url,
         ...(config.template === undefined ? {} : { template: config.template }),
         maxDiffLines: config.maxDiffLines,
-        ...(config.username === undefined ? {} : { username: config.username }),
-        ...(config.iconUrl === undefined ? {} : { iconUrl: config.iconUrl }),
+        ...(poster.username === undefined ? {} : { username: poster.username }),
+        ...(poster.iconUrl === undefined ? {} : { iconUrl: poster.iconUrl }),
         timeoutMs: config.timeoutSeconds * 1000,
         ...clock,
       });
+    }
     case 'cloudevents':
       return new CloudEventsSink({
         name: config.name,

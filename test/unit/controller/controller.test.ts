@@ -1,51 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Controller } from '../../../src/controller/controller.js';
-import { Informer, type InformerSource } from '../../../src/informer/informer.js';
+import { Informer } from '../../../src/informer/informer.js';
+import { FeedSource } from '../informer/feed-source.js';
 import { failed, requeueAfter } from '../../../src/queue/handler-result.js';
 import type { KubeObject } from '../../../src/client/kube-object.js';
 import { FakeClock } from '../../../src/testing/fake-clock.js';
-import type { WatcherEvent, WatcherStatus } from '../../../src/watch/watcher-events.js';
-
-class Feed implements InformerSource<KubeObject> {
-  readonly #queue: WatcherEvent[] = [];
-  #wake: (() => void) | undefined;
-  #closed = false;
-  push(...events: WatcherEvent[]): void {
-    this.#queue.push(...events);
-    this.#wake?.();
-  }
-  status(): WatcherStatus {
-    return {
-      phase: 'watching',
-      synced: true,
-      resourceVersion: undefined,
-      lastError: undefined,
-      lastEventAt: undefined,
-      secondsSinceLastEvent: 0,
-      relists: 0,
-      reconnects: 0,
-      failures: 0,
-      watchList: false,
-      objects: 0,
-    };
-  }
-  close(): void {
-    this.#closed = true;
-    this.#wake?.();
-  }
-  async *[Symbol.asyncIterator](): AsyncIterator<WatcherEvent> {
-    for (;;) {
-      const next = this.#queue.shift();
-      if (next !== undefined) {
-        yield next;
-        continue;
-      }
-      if (this.#closed) return;
-      await new Promise<void>((resolve) => (this.#wake = resolve));
-    }
-  }
-}
+import type { WatcherEvent } from '../../../src/watch/watcher-events.js';
 
 const obj = (name: string, rv: string, owner?: string): KubeObject => ({
   metadata: {
@@ -68,8 +29,8 @@ const synced = (...objects: KubeObject[]): WatcherEvent[] => [
 
 function setup(reconcile: (key: string) => Promise<ReturnType<typeof requeueAfter> | undefined>) {
   const clock = new FakeClock();
-  const primaryFeed = new Feed();
-  const podFeed = new Feed();
+  const primaryFeed = new FeedSource();
+  const podFeed = new FeedSource();
   const primary = new Informer<KubeObject>({ source: () => primaryFeed, clock, name: 'rc' });
   const pods = new Informer<KubeObject>({ source: () => podFeed, clock, name: 'pods' });
   const controller = new Controller({

@@ -1,12 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Informer, type InformerSource } from '../../../src/informer/informer.js';
+import { Informer } from '../../../src/informer/informer.js';
+import { FeedSource } from './feed-source.js';
 import { reflect } from '../../../src/informer/reflector.js';
 import { MemoryStore } from '../../../src/cache/memory-store.js';
 import { makeObjectKey } from '../../../src/cache/object-key.js';
 import { FakeClock, flushMicrotasks } from '../../../src/testing/fake-clock.js';
 import type { KubeObject } from '../../../src/client/kube-object.js';
-import type { WatcherEvent, WatcherStatus } from '../../../src/watch/watcher-events.js';
+import type { WatcherEvent } from '../../../src/watch/watcher-events.js';
 
 interface Pod extends KubeObject {
   spec?: { nodeName?: string };
@@ -18,49 +19,6 @@ const pod = (name: string, rv: string, node = 'n1'): Pod => ({
 });
 
 /** A source fed by the test: push events, then end it. */
-class FeedSource implements InformerSource<Pod> {
-  readonly #queue: WatcherEvent<Pod>[] = [];
-  #wake: (() => void) | undefined;
-  #closed = false;
-
-  push(...events: WatcherEvent<Pod>[]): void {
-    this.#queue.push(...events);
-    this.#wake?.();
-  }
-
-  status(): WatcherStatus {
-    return {
-      phase: 'watching',
-      synced: true,
-      resourceVersion: undefined,
-      lastError: undefined,
-      lastEventAt: undefined,
-      secondsSinceLastEvent: 0,
-      relists: 0,
-      reconnects: 0,
-      failures: 0,
-      watchList: false,
-      objects: 0,
-    };
-  }
-
-  close(): void {
-    this.#closed = true;
-    this.#wake?.();
-  }
-
-  async *[Symbol.asyncIterator](): AsyncIterator<WatcherEvent<Pod>> {
-    for (;;) {
-      const next = this.#queue.shift();
-      if (next !== undefined) {
-        yield next;
-        continue;
-      }
-      if (this.#closed) return;
-      await new Promise<void>((resolve) => (this.#wake = resolve));
-    }
-  }
-}
 
 const initialList = (...pods: Pod[]): WatcherEvent<Pod>[] => [
   { type: 'listing', relist: false },
@@ -74,7 +32,7 @@ function setup(clock = new FakeClock()): {
   controller: AbortController;
   running: Promise<void>;
 } {
-  const feed = new FeedSource();
+  const feed = new FeedSource<Pod>();
   const informer = new Informer<Pod>({
     source: () => feed,
     clock,

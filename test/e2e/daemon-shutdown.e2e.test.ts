@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { sharedCluster, freshNamespace, deleteNamespace } from '../harness/test-cluster.js';
 import { HttpReceiver } from '../harness/http-receiver.js';
 import {
+  httpGet,
   ok,
   startRaven,
   tempDir,
@@ -49,7 +50,7 @@ sinks:
     raven.kill('SIGKILL');
     await raven.exited;
   });
-  await waitReady(raven);
+  const url = await waitReady(raven);
   const names: string[] = [];
   for (let i = 0; i < OBJECTS; i++) {
     names.push(`cm-${i}`);
@@ -59,6 +60,16 @@ sinks:
       }),
     );
   }
+  // Every change must have reached the daemon before the signal (stopping ends the watch: a change
+  // still on its way would be found at the next start, not drained now).
+  await until(
+    'every change seen by the daemon',
+    async () =>
+      (await httpGet(`${url}/metrics`)).body.includes(
+        `raven_events_total{watcher="cms",type="added"} ${OBJECTS}`,
+      ),
+    { show: () => raven.stderr() },
+  );
   // The receiver has the first event; with one delivery at a time, the rest are queued behind it.
   await until('the first delivery under way', () => hook.requests.length >= 1, {
     show: () => raven.stderr(),

@@ -361,7 +361,10 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
       if (!initial) this.#phase = 'watching';
       const events = decodeWatchEvents<T>(body, {
         dropManagedFields: this.#o.dropManagedFields,
-        filter: (peek) => this.#watchFilter(peek, seen),
+        // Peeking before parsing pays off where objects are skipped: namespace filtering and the
+        // streaming initial list (unchanged objects). A live watch rarely repeats a resourceVersion,
+        // so it parses straight away and #apply drops a repeat after parsing.
+        filter: this.#o.accept !== undefined || initial ? (peek) => this.#watchFilter(peek, seen) : undefined,
       });
       for await (const event of events) {
         const now = this.#clock.now();
@@ -391,7 +394,10 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
             if (rv !== undefined && rv !== '') this.#resourceVersion = rv;
             if (seen !== undefined && event.type === 'ADDED')
               yield* this.#reconcile(event.object, seen, relist);
-            else yield* this.#apply(event.type, event.object);
+            else {
+              const change = this.#apply(event.type, event.object);
+              if (change !== undefined) yield change;
+            }
             break;
           }
         }
@@ -458,19 +464,19 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
   }
 
   /** Apply a live watch event to what is known; yields nothing for a change already seen. */
-  *#apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', object: T): Generator<WatcherEvent<T>, void, undefined> {
+  #apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', object: T): WatcherEvent<T> | undefined {
     const key = keyOf(object.metadata);
     if (type === 'DELETED') {
       // Only what was delivered can be deleted: a deletion already inferred by a relist is not repeated.
       const known = this.#known.delete(key);
-      if (known !== undefined) yield { type: 'deleted', object, tombstone: false };
-      return;
+      return known === undefined ? undefined : { type: 'deleted', object, tombstone: false };
     }
     const known = this.#known.get(key);
-    if (known !== undefined && known.resourceVersion === object.metadata?.resourceVersion) return;
+    if (known !== undefined && known.resourceVersion === object.metadata?.resourceVersion) return undefined;
     this.#known.set(key, object);
-    if (known === undefined) yield { type: 'added', object };
-    else yield { type: 'modified', object, previous: known.object };
+    return known === undefined
+      ? { type: 'added', object }
+      : { type: 'modified', object, previous: known.object };
   }
 }
 

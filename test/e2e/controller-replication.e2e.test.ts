@@ -87,6 +87,12 @@ test(
       write: (line) => records.push(JSON.parse(line) as LogRecord),
     });
     const count = (msg: string): number => records.filter((r) => r.msg === msg).length;
+    // The cluster can show a create or delete before the controller has logged it (it logs when
+    // the call returns): wait for the log to catch up, then require the exact count.
+    const expectCount = async (msg: string, n: number, why?: string): Promise<void> => {
+      for (let waited = 0; count(msg) < n && waited < 30_000; waited += 100) await sleep(100);
+      assert.equal(count(msg), n, why);
+    };
     const stop = new AbortController();
     let runError: Error | undefined;
     const running = runController(
@@ -151,7 +157,7 @@ test(
       retrying(() => keepers.patch('web', { spec: { replicas } }, { type: 'merge', namespace: ns }));
 
     const first = await converged(3, 'a new keeper with replicas 3');
-    assert.equal(count('created pod'), 3, 'exactly three pods were created');
+    await expectCount('created pod', 3, 'exactly three pods were created');
     for (const p of first) {
       assert.match(p.metadata?.name ?? '', /^web-/, 'pods are named from generateName');
       assert.equal(p.metadata?.labels?.tier, 'demo', 'pods carry the template labels');
@@ -161,7 +167,7 @@ test(
     for (const name of victims) await pods.delete(name, { namespace: ns });
     const healed = await converged(3, 'after deleting two pods by hand');
     assert.equal(healed.filter((p) => victims.includes(p.metadata?.name ?? '')).length, 0);
-    assert.equal(count('created pod'), 5, 'each deleted pod was replaced exactly once');
+    await expectCount('created pod', 5, 'each deleted pod was replaced exactly once');
 
     await pods.create({
       apiVersion: 'v1',
@@ -177,16 +183,16 @@ test(
       spec: { containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }] },
     });
     await converged(3, 'after a surplus pod was added by hand');
-    assert.equal(count('deleted pod'), 1, 'one pod (the newest) was deleted');
-    assert.equal(count('created pod'), 5);
+    await expectCount('deleted pod', 1, 'one pod (the newest) was deleted');
+    await expectCount('created pod', 5);
 
     await scale(5);
     await converged(5, 'scaled 3 -> 5');
-    assert.equal(count('created pod'), 7);
+    await expectCount('created pod', 7);
     await scale(2);
     await converged(2, 'scaled 5 -> 2');
-    assert.equal(count('deleted pod'), 4);
-    assert.equal(count('created pod'), 7);
+    await expectCount('deleted pod', 4);
+    await expectCount('created pod', 7);
 
     await plane.restartApiserver({ downMs: 1_000 });
     await scale(4);

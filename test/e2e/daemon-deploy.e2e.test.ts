@@ -12,16 +12,15 @@ import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import { sharedCluster, freshNamespace, deleteNamespace } from '../harness/test-cluster.js';
-import { HttpReceiver } from '../harness/http-receiver.js';
 import {
   ok,
   runRaven,
   startRaven,
-  tempDir,
   until,
   waitReady,
   writeConfig,
   type DeliveredEvent,
+  daemonFixture,
 } from './daemon-process.js';
 import { readRules, leaseRules, type PolicyRule } from '../../deploy/rbac-from-config.js';
 
@@ -225,12 +224,7 @@ async function runGenerator(
 }
 
 test('the deployed config runs as the ServiceAccount with only the RBAC of deploy/rbac.yaml', async (t) => {
-  const plane = await sharedCluster();
-  const ns = await freshNamespace(plane);
-  t.after(() => deleteNamespace(plane, ns));
-  const dir = await tempDir(t);
-  const hook = await HttpReceiver.start();
-  t.after(() => hook.close());
+  const { plane, ns, dir, hook } = await daemonFixture(t);
 
   const all = [...(await manifests()).values()].flat();
   for (const m of all.filter((m) =>

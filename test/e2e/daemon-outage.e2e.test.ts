@@ -6,18 +6,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
-import { sharedCluster, freshNamespace, deleteNamespace } from '../harness/test-cluster.js';
-import { HttpReceiver } from '../harness/http-receiver.js';
 import {
   httpGet,
   ok,
   rvCompare,
   startRaven,
-  tempDir,
   until,
   waitReady,
   writeConfig,
   type DeliveredEvent,
+  daemonFixture,
 } from './daemon-process.js';
 
 /** The issue asks for "a minute". */
@@ -33,12 +31,7 @@ interface Expected {
 }
 
 test('a receiver down for a minute loses nothing and keeps the order per object', async (t) => {
-  const plane = await sharedCluster();
-  const ns = await freshNamespace(plane);
-  t.after(() => deleteNamespace(plane, ns));
-  const dir = await tempDir(t);
-  const hook = await HttpReceiver.start();
-  t.after(() => hook.close());
+  const { plane, ns, dir, hook } = await daemonFixture(t);
   const config = await writeConfig(
     dir,
     `

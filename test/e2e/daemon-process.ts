@@ -11,6 +11,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { TestContext } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
+import type { ControlPlane } from '../harness/control-plane.js';
+import { HttpReceiver } from '../harness/http-receiver.js';
+import { deleteNamespace, freshNamespace, sharedCluster } from '../harness/test-cluster.js';
 
 const root = resolve(import.meta.dirname, '..', '..');
 
@@ -231,4 +234,20 @@ export function rvCompare(a: string | undefined, b: string | undefined): number 
   const x = BigInt(a ?? '0');
   const y = BigInt(b ?? '0');
   return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/**
+ * What most daemon tests start from: the shared control plane, a fresh namespace (deleted after),
+ * a temporary directory for the config and state, and a local HTTP receiver (closed after).
+ */
+export async function daemonFixture(
+  t: TestContext,
+): Promise<{ plane: ControlPlane; ns: string; dir: string; hook: HttpReceiver }> {
+  const plane = await sharedCluster();
+  const ns = await freshNamespace(plane);
+  t.after(() => deleteNamespace(plane, ns));
+  const dir = await tempDir(t);
+  const hook = await HttpReceiver.start();
+  t.after(() => hook.close());
+  return { plane, ns, dir, hook };
 }

@@ -6,28 +6,21 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
-import { sharedCluster, freshNamespace, deleteNamespace } from '../harness/test-cluster.js';
-import { HttpReceiver } from '../harness/http-receiver.js';
 import {
   ok,
   startRaven,
-  tempDir,
   until,
   waitReady,
   writeConfig,
   type DeliveredEvent,
   type KubeAnswer,
+  daemonFixture,
 } from './daemon-process.js';
 
 const STABLE = 20;
 
 test('after SIGKILL a restart delivers exactly what changed while down, then live changes', async (t) => {
-  const plane = await sharedCluster();
-  const ns = await freshNamespace(plane);
-  t.after(() => deleteNamespace(plane, ns));
-  const dir = await tempDir(t);
-  const hook = await HttpReceiver.start();
-  t.after(() => hook.close());
+  const { plane, ns, dir, hook } = await daemonFixture(t);
   const config = await writeConfig(
     dir,
     `

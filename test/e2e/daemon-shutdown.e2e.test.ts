@@ -5,18 +5,17 @@
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { sharedCluster, freshNamespace, deleteNamespace } from '../harness/test-cluster.js';
 import { HttpReceiver } from '../harness/http-receiver.js';
 import {
   httpGet,
   ok,
   startRaven,
-  tempDir,
   until,
   waitReady,
   writeConfig,
   type DeliveredEvent,
   type RavenProcess,
+  daemonFixture,
 } from './daemon-process.js';
 
 const OBJECTS = 6;
@@ -25,12 +24,7 @@ async function setup(
   t: TestContext,
   options: { slowMs?: number; failing?: boolean; drainTimeoutSeconds: number },
 ): Promise<{ raven: RavenProcess; hook: HttpReceiver; names: string[] }> {
-  const plane = await sharedCluster();
-  const ns = await freshNamespace(plane);
-  t.after(() => deleteNamespace(plane, ns));
-  const dir = await tempDir(t);
-  const hook = await HttpReceiver.start();
-  t.after(() => hook.close());
+  const { plane, ns, dir, hook } = await daemonFixture(t);
   hook.slow(options.slowMs ?? 0);
   if (options.failing === true) hook.fallback = { status: 503 };
   const config = await writeConfig(

@@ -14,7 +14,9 @@
  * - on shutdown, watching stops, deliveries drain up to `shutdown.drainTimeoutSeconds`, and the
  *   checkpoints are written.
  */
+import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
+import { dirname } from 'node:path';
 import { loadConfig } from '../client/load-config.js';
 import { KubeClient } from '../client/kube-client.js';
 import { Discovery } from '../client/discovery.js';
@@ -219,6 +221,9 @@ export class Daemon {
   ): Promise<void> {
     const config = this.#config;
     const router = new Router(config);
+    // The checkpoint's directory is made if missing, as the file sink makes its own.
+    if (config.checkpoint.type === 'sqlite')
+      await mkdir(dirname(config.checkpoint.path), { recursive: true });
     const checkpoints: CheckpointStore =
       config.checkpoint.type === 'sqlite'
         ? SqliteCheckpointStore.open(config.checkpoint.path, { clock: this.#clock, logger: this.#log })

@@ -36,7 +36,7 @@ test('a receiver down for a minute loses nothing and keeps the order per object'
     dir,
     `
 server: { port: 0 }
-checkpoint: { path: ./state.db }
+checkpoint: { path: ./state/checkpoint.db }
 watchers:
   - { name: configmaps, resource: configmaps, namespaces: [${ns}], labelSelector: 'raven.test/outage' }
 sinks:

@@ -27,7 +27,6 @@ import { ConfigError } from '../errors/raven-error.js';
 import { systemClock, sleep, type Clock, type TimerHandle } from '../util/clock.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import type { ChangeEvent } from './change-event.js';
-import { changesSince } from './checkpoint/changes-since.js';
 import type { CheckpointStore } from './checkpoint/checkpoint-store.js';
 import { MemoryCheckpointStore } from './checkpoint/memory-checkpoint-store.js';
 import { SqliteCheckpointStore } from './checkpoint/sqlite-checkpoint-store.js';
@@ -39,8 +38,8 @@ import { RavenMetrics } from './metrics.js';
 import { Router } from './router.js';
 import { buildSink } from './sinks/build-sink.js';
 import type { Sink } from './sinks/sink.js';
-import { toChangeEvent } from './to-change-event.js';
 import { WatcherPipeline } from './watcher-pipeline.js';
+import { catchUpEvents, startUpEvents, type CatchUpContext } from './sink-catch-up.js';
 import { OpenStackClient } from '../openstack/openstack-client.js';
 import { Translator } from '../translator/translator.js';
 import { defaultSettings } from '../translator/settings.js';
@@ -326,6 +325,14 @@ export class Daemon {
       }
 
       let resyncTimer: TimerHandle | undefined;
+      const catchUp: CatchUpContext = {
+        checkpoints,
+        router,
+        silent,
+        diffIgnore: config.diff.ignore,
+        now,
+        logger: this.#log,
+      };
       const checkOverflow = (): void => {
         for (const [sink, delivery] of deliveries) {
           if (delivery.state !== 'overflowed') continue;
@@ -333,16 +340,7 @@ export class Daemon {
           for (const watcher of router.watchersOf(sink)) {
             const pipeline = this.#pipelines.get(watcher);
             if (pipeline?.synced !== true) continue;
-            const found = changesSince(checkpoints.entries(watcher, sink), pipeline.objects(), {
-              watcher,
-              resource: pipeline.resource,
-              origin: 'resync',
-              diffIgnore: config.diff.ignore,
-              now,
-            });
-            for (const e of found.silentUpdates) silent.add(e);
-            for (const e of found.events) if (router.verdict(e, sink) === 'silent') silent.add(e);
-            events.push(...found.events, ...found.silentUpdates);
+            events.push(...catchUpEvents(catchUp, pipeline, sink, pipeline.objects(), 'resync'));
           }
           this.#log.info({ sink, events: events.length }, 'resyncing sink from its checkpoint');
           delivery.resync(events);
@@ -368,8 +366,10 @@ export class Daemon {
           {
             synced: (objects) => {
               log.info({ objects: objects.length }, 'synced');
-              for (const sink of router.sinksOf(watcherConfig.name))
-                this.#startSink(watcherConfig.name, sink, pipeline, objects, { checkpoints, send, now });
+              for (const sink of router.sinksOf(watcherConfig.name)) {
+                for (const event of startUpEvents(catchUp, pipeline, sink, objects))
+                  deliveries.get(sink)?.enqueue(event);
+              }
             },
             change: (event) => {
               this.metrics.events.inc({ watcher: event.watcher, type: event.type });
@@ -427,50 +427,6 @@ export class Daemon {
     } finally {
       await openstack.close();
     }
-  }
-
-  /** A sink's start-up: what changed since its checkpoint, or a baseline on its first run. */
-  #startSink(
-    watcher: string,
-    sink: string,
-    pipeline: WatcherPipeline,
-    objects: readonly ReturnType<WatcherPipeline['objects']>[number][],
-    ctx: {
-      checkpoints: CheckpointStore;
-      send: (event: ChangeEvent, sink: string) => void;
-      now: () => string;
-    },
-  ): void {
-    const watcherConfig = pipeline.config;
-    if (ctx.checkpoints.hasCheckpoint(watcher, sink)) {
-      const found = changesSince(ctx.checkpoints.entries(watcher, sink), objects, {
-        watcher,
-        resource: pipeline.resource,
-        origin: 'restart',
-        diffIgnore: this.#config.diff.ignore,
-        now: ctx.now,
-      });
-      this.#log.info({ watcher, sink, changes: found.events.length }, 'changes since the last run');
-      for (const event of found.events) ctx.send(event, sink);
-      for (const event of found.silentUpdates) {
-        ctx.checkpoints.recordDelivered(event, sink);
-      }
-      return;
-    }
-    if (watcherConfig.initial === 'added') {
-      for (const object of objects) {
-        ctx.send(
-          toChangeEvent(
-            { watcher, resource: pipeline.resource, time: ctx.now() },
-            { type: 'added', object, origin: 'restart' },
-          ),
-          sink,
-        );
-      }
-      if (objects.length === 0) ctx.checkpoints.recordBaseline(watcher, sink, []);
-      return;
-    }
-    ctx.checkpoints.recordBaseline(watcher, sink, objects);
   }
 
   async #drain(

@@ -103,7 +103,15 @@ async function* tag<T extends KubeObject>(
 export function watchResource<T extends KubeObject = KubeObject>(
   options: WatchResourceOptions,
 ): ScopedWatcher<T> {
-  const { resource, namespaces, ...rest } = options;
+  const { resource, namespaces, resume, ...rest } = options;
+  // A resumed watcher knows only the objects in its own scope, or a relist would tombstone the rest.
+  const resumeWhere = (keep: (namespace: string | undefined) => boolean): WatcherOptions['resume'] =>
+    resume === undefined
+      ? undefined
+      : {
+          resourceVersion: resume.resourceVersion,
+          objects: [...resume.objects].filter((o) => keep(o.metadata?.namespace)),
+        };
   const labelSelector =
     options.labelSelector === undefined
       ? undefined
@@ -119,6 +127,7 @@ export function watchResource<T extends KubeObject = KubeObject>(
         ...base,
         fieldSelector: fieldSelector?.toString() || undefined,
         path: resourcePath(resource),
+        resume,
       }),
     );
     return new ScopedWatcher(watchers);
@@ -134,6 +143,7 @@ export function watchResource<T extends KubeObject = KubeObject>(
           ...base,
           fieldSelector: plan.fieldSelector,
           path: resourcePath(resource, { namespace }),
+          resume: resumeWhere((ns) => ns === namespace),
         }),
       );
     }
@@ -147,6 +157,7 @@ export function watchResource<T extends KubeObject = KubeObject>(
         path: resourcePath(resource),
         accept:
           filter === undefined ? undefined : (peek) => peek.namespace === undefined || filter(peek.namespace),
+        resume: resumeWhere((ns) => filter === undefined || ns === undefined || filter(ns)),
       }),
     );
   }

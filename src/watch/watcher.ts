@@ -56,6 +56,14 @@ export interface WatcherOptions {
   inactivityTimeoutMs?: number;
   /** A stream that lived this long counts as healthy: backoff resets, a normal end resumes at once. Default 30 s. */
   stableMs?: number;
+  /**
+   * Resume instead of listing: start watching at `resourceVersion`, knowing `objects` as the state
+   * of the collection at that point (from a checkpoint, say). The server replays every change after
+   * it. The watcher starts synced and yields no `initial` events; when the resourceVersion has
+   * expired (410) it relists, and the relist is reconciled against `objects` like any relist
+   * (`listing` with `relist: true`, then added / modified / tombstones, then `synced`).
+   */
+  resume?: { resourceVersion: string; objects: Iterable<KubeObject> };
   backoff?: BackoffOptions;
   clock?: Clock;
   random?: () => number;
@@ -116,6 +124,11 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
     this.#known = new KnownObjects<T>(options.keepObjects ?? true);
     this.#watchList = options.watchList ?? true;
     this.#started = this.#clock.now();
+    if (options.resume !== undefined) {
+      for (const object of options.resume.objects) this.#known.set(keyOf(object.metadata), object as T);
+      this.#resourceVersion = options.resume.resourceVersion;
+      this.#synced = true;
+    }
     options.signal?.addEventListener('abort', () => this.#abort.abort(options.signal?.reason), {
       once: true,
     });
@@ -159,7 +172,10 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
   }
 
   async *#run(): AsyncGenerator<WatcherEvent<T>, void, undefined> {
-    let state: WatcherState = initialState(this.#watchList);
+    let state: WatcherState =
+      this.#o.resume === undefined
+        ? initialState(this.#watchList)
+        : { kind: 'watch', resourceVersion: this.#o.resume.resourceVersion };
     try {
       while (state.kind !== 'stopped' && !this.#aborted()) {
         const outcome = yield* this.#step(state);

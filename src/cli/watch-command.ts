@@ -2,6 +2,9 @@
  * `raven watch <resource> [name]`: current objects, then every change as it happens, with what
  * changed. What `kubectl get -w` should have been: it never silently stops (reconnects, relists
  * and says so), shows diffs, and resolves any resource name discovery knows.
+ *
+ * It ends only when interrupted (exit 0) or on a failure that cannot heal (exit 1, with the
+ * apiserver's message); which failures those are is decided in `watch-failures.ts`.
  */
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../client/load-config.js';
@@ -9,11 +12,13 @@ import { KubeClient } from '../client/kube-client.js';
 import { Discovery } from '../client/discovery.js';
 import { parseFieldSelector } from '../watch/scope/field-selector.js';
 import { parseLabelSelector } from '../watch/scope/parse-label-selector.js';
-import { watchResource } from '../watch/watch-resource.js';
+import { watchResource, type ScopedWatcher } from '../watch/watch-resource.js';
 import type { KubeObject } from '../client/kube-object.js';
+import { qualifiedName } from '../client/api-resource.js';
 import { paint, write, type Output } from './output.js';
 import { WatchPrinter, WATCH_FORMATS, type WatchFormat } from './format-watch.js';
 import { UsageError } from './usage-error.js';
+import { WatchFailures } from './watch-failures.js';
 
 export const watchUsage = `Usage: raven watch <resource> [name] [options]
 
@@ -32,11 +37,22 @@ Options:
   -o, --output FORMAT      table (default) | wide | diff | json | yaml
       --since-now          skip the objects that exist now; show only changes from now on
       --show-managed-fields  keep metadata.managedFields (dropped by default)
+      --wait-for-rbac      on 403 Forbidden, report it once and keep retrying until access is
+                           granted (default: exit 1)
       --kubeconfig FILE    kubeconfig to use (default: $KUBECONFIG, ~/.kube/config, in-cluster)
       --context NAME       kubeconfig context to use
   -h, --help               this help
 
-Exit: 0 when interrupted (Ctrl-C), 1 on an error, 2 on a usage error.`;
+Failures that can heal (no connection, 5xx, 429 Too Many Requests, 410 Expired) print one line
+on stderr each and the watch goes on. It ends only on what cannot heal, with the server's message.
+
+Exit status:
+  0  interrupted (Ctrl-C or SIGTERM); a second signal exits 130 at once
+  1  an error that cannot heal: the server rejected the request (400/422, e.g. an unsupported
+     field selector), the resource is not served (unknown name, or a 404 and discovery no longer
+     lists it), credentials refused after refreshing them (401), 403 Forbidden without
+     --wait-for-rbac, or a bad kubeconfig
+  2  a usage error (unknown option, missing resource, bad --output)`;
 
 export interface WatchCommandDeps {
   output: Output;
@@ -57,6 +73,7 @@ export async function watchCommand(argv: string[], deps: WatchCommandDeps): Prom
       output: { type: 'string', short: 'o' },
       'since-now': { type: 'boolean' },
       'show-managed-fields': { type: 'boolean' },
+      'wait-for-rbac': { type: 'boolean' },
       kubeconfig: { type: 'string' },
       context: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -87,13 +104,15 @@ export async function watchCommand(argv: string[], deps: WatchCommandDeps): Prom
 
   const config = await loadConfig({ kubeconfig: values.kubeconfig, context: values.context, env: deps.env });
   const client = new KubeClient(config);
+  let watcher: ScopedWatcher | undefined;
   try {
-    const resource = await new Discovery(client).resolve(resourceName, deps.signal);
+    const discovery = new Discovery(client);
+    const resource = await discovery.resolve(resourceName, deps.signal);
     const namespaces =
       values['all-namespaces'] === true ? undefined : (values.namespace ?? [client.namespace]);
     const allNamespaces =
       namespaces === undefined || namespaces.some((n) => /[*?!]/.test(n)) || namespaces.length > 1;
-    const watcher = watchResource({
+    watcher = watchResource({
       transport: client,
       resource,
       namespaces,
@@ -102,6 +121,15 @@ export async function watchCommand(argv: string[], deps: WatchCommandDeps): Prom
       dropManagedFields: values['show-managed-fields'] !== true,
       signal: deps.signal,
     });
+    const failures = new WatchFailures({
+      waitForRbac: values['wait-for-rbac'] === true,
+      resource: qualifiedName(resource),
+      stillServed: async () =>
+        (await discovery.refresh(deps.signal)).some(
+          (r) =>
+            r.group === resource.group && r.version === resource.version && r.resource === resource.resource,
+        ),
+    });
     const printer = new WatchPrinter({
       output: deps.output,
       format,
@@ -109,39 +137,54 @@ export async function watchCommand(argv: string[], deps: WatchCommandDeps): Prom
       resource: resource.resource,
       now: () => Date.now(),
     });
-    const sinceNow = values['since-now'] === true;
-    let initial: KubeObject[] = [];
-    for await (const event of watcher) {
-      switch (event.type) {
-        case 'initial':
-          if (!sinceNow) initial.push(event.object);
-          break;
-        case 'synced':
-          if (!event.relist) {
-            printer.sizeColumns(initial);
-            for (const object of initial)
-              await write(deps.output.out, printer.render({ type: 'initial', object }));
-            initial = [];
-          }
-          break;
-        case 'added':
-        case 'modified':
-        case 'deleted':
-          await write(deps.output.out, printer.render(event));
-          break;
-        case 'error':
-          await write(
-            deps.output.err,
-            paint(deps.output, 'yellow', `raven: ${event.error.message} (${event.status.phase}; retrying)\n`),
-          );
-          break;
-        case 'listing':
-        case 'bookmark':
-          break;
-      }
-    }
-    return 0;
+    return await follow(watcher, { printer, failures, sinceNow: values['since-now'] === true, ...deps });
   } finally {
+    // Stop the requests first, then the connections, so the process can exit at once.
+    watcher?.close();
     await client.destroy();
   }
+}
+
+/** Print the watcher's events until it ends (0: interrupted) or a failure cannot heal (1). */
+async function follow(
+  watcher: ScopedWatcher,
+  o: WatchCommandDeps & { printer: WatchPrinter; failures: WatchFailures; sinceNow: boolean },
+): Promise<number> {
+  const { output, printer, failures } = o;
+  let initial: KubeObject[] = [];
+  for await (const event of watcher) {
+    switch (event.type) {
+      case 'initial':
+        if (!o.sinceNow) initial.push(event.object);
+        break;
+      case 'synced':
+        if (!event.relist) {
+          printer.sizeColumns(initial);
+          for (const object of initial) await write(output.out, printer.render({ type: 'initial', object }));
+          initial = [];
+        }
+        break;
+      case 'added':
+      case 'modified':
+      case 'deleted':
+        await write(output.out, printer.render(event));
+        break;
+      case 'error': {
+        const verdict = await failures.judge(event.error, event.status);
+        if (o.signal.aborted) return 0;
+        if (verdict.end) {
+          await write(output.err, `${paint(output, 'red', `raven watch: ${verdict.message}`)}\n`);
+          return 1;
+        }
+        if (verdict.notice !== undefined)
+          await write(output.err, `${paint(output, 'yellow', `raven watch: ${verdict.notice}`)}\n`);
+        break;
+      }
+      case 'listing':
+      case 'bookmark':
+        break;
+    }
+    if (event.type !== 'error' && event.type !== 'listing') failures.progressed();
+  }
+  return 0;
 }

@@ -70,9 +70,45 @@ export function isRetryable(err: unknown): boolean {
   return false;
 }
 
+/**
+ * What a failed list or watch means to a consumer that cannot change the request (the CLI):
+ *
+ * - `transient`: retrying heals it — no connection, a broken stream, 5xx, 429, 410 (relist),
+ *   server timeouts. Anything not recognised below is treated as transient, as the watcher does.
+ * - `invalid`: the server rejected the request itself (400, 422, 405, and any other 4xx not named
+ *   here), e.g. a field selector it does not support. The same request fails again.
+ * - `unauthorized`: 401. It reaches a watcher only after the client has already re-authenticated
+ *   once (`KubeClient` refreshes credentials on a 401), so the credentials cannot be refreshed;
+ *   likewise when they cannot be produced at all (exec plugin or token file failing).
+ * - `forbidden`: 403, missing RBAC. Permanent unless someone grants it, which may be awaited.
+ * - `not-found`: 404 on the collection: the resource may no longer be served (a deleted CRD), or
+ *   may not be served yet (a CRD not yet established). Ask discovery before giving up.
+ */
+export type WatchFailure = 'transient' | 'invalid' | 'unauthorized' | 'forbidden' | 'not-found';
+
+export function watchFailure(err: unknown): WatchFailure {
+  if (err instanceof AuthError) return 'unauthorized';
+  if (!(err instanceof ApiError) || isExpired(err) || isRetryable(err)) return 'transient';
+  const code = err.statusCode;
+  if (code === 401) return 'unauthorized';
+  if (code === 403) return 'forbidden';
+  if (code === 404) return 'not-found';
+  // 408 Request Timeout: the server gave up waiting, not on the request.
+  if (code >= 400 && code < 500 && code !== 408) return 'invalid';
+  return 'transient';
+}
+
 /** A watch stream that died mid-way (reset, malformed frame): resume or relist, never give up. */
 export function isStreamBroken(err: unknown): boolean {
   return err instanceof TransportError || err instanceof DecodeError;
+}
+
+/**
+ * The failure happened below HTTP: the connection was refused, reset, timed out or found dead, so
+ * no answer came back. Worth retrying at once or nearly so: nothing reached the server's handlers.
+ */
+export function isConnectionFailure(err: unknown): boolean {
+  return err instanceof TransportError;
 }
 
 /** Credentials could not be produced at all (plugin missing, token file unreadable). */

@@ -1,14 +1,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { apiErrorFromResponse } from '../../src/errors/api-error.js';
+import { apiErrorFromResponse, type ApiError } from '../../src/errors/api-error.js';
 import {
   isExpired,
   isRetryable,
   isForbidden,
   retryAfterSeconds,
   errorKind,
+  watchFailure,
+  type WatchFailure,
 } from '../../src/errors/classify.js';
-import { TransportError, DecodeError } from '../../src/errors/raven-error.js';
+import { TransportError, DecodeError, AuthError } from '../../src/errors/raven-error.js';
 
 test('a Status body is kept as the error status with its reason and message', () => {
   const body = JSON.stringify({
@@ -64,4 +66,28 @@ test('transport failures are retryable and decode failures are not', () => {
   assert.equal(isRetryable(new DecodeError('bad json')), false);
   assert.equal(errorKind(new DecodeError('bad json')), 'decode');
   assert.equal(isExpired(new Error('410')), false);
+});
+
+test('a watch failure is transient, invalid, unauthorized, forbidden or not-found by what retrying can do', () => {
+  const api = (code: number, reason?: string): ApiError =>
+    apiErrorFromResponse(code, JSON.stringify({ kind: 'Status', code, ...(reason ? { reason } : {}) }));
+  const cases: [unknown, WatchFailure][] = [
+    [new TransportError('connect ECONNREFUSED'), 'transient'],
+    [new DecodeError('truncated frame'), 'transient'],
+    [api(500), 'transient'],
+    [api(503), 'transient'],
+    [api(429), 'transient'],
+    [api(410, 'Expired'), 'transient'],
+    [api(408), 'transient'],
+    [api(400, 'BadRequest'), 'invalid'],
+    [api(422, 'Invalid'), 'invalid'],
+    [api(405, 'MethodNotAllowed'), 'invalid'],
+    [api(401, 'Unauthorized'), 'unauthorized'],
+    [new AuthError('exec plugin not found'), 'unauthorized'],
+    [api(403, 'Forbidden'), 'forbidden'],
+    [api(404, 'NotFound'), 'not-found'],
+    [new Error('something else'), 'transient'],
+  ];
+  for (const [err, expected] of cases)
+    assert.equal(watchFailure(err), expected, err instanceof Error ? err.message : String(err));
 });

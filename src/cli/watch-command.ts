@@ -51,8 +51,9 @@ Exit status:
   1  an error that cannot heal: the server rejected the request (400/422, e.g. an unsupported
      field selector), the resource is not served (unknown name, or a 404 and discovery no longer
      lists it), credentials refused after refreshing them (401), 403 Forbidden without
-     --wait-for-rbac, or a bad kubeconfig
-  2  a usage error (unknown option, missing resource, bad --output)`;
+     --wait-for-rbac, a selector that does not parse, or a bad kubeconfig
+  2  a usage error (unknown option, missing resource, bad --output)
+Details: docs/cli.md`;
 
 export interface WatchCommandDeps {
   output: Output;

@@ -68,4 +68,3 @@ export {
   type WaitOptions,
   type WaiterDeps,
 } from './load-balancer-waiter.js';
-export { keepAliveClock } from './keep-alive-clock.js';

@@ -4,12 +4,11 @@
  * Keystone is asked for a token then, and again shortly before it expires or after a 401.
  */
 import type { Dispatcher } from 'undici';
-import type { Clock } from '../util/clock.js';
+import { systemClock, type Clock } from '../util/clock.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import { KeystoneSession, NoAuthSession, type AuthSession } from './auth-session.js';
 import type { CallDeps } from './call-api.js';
 import { UndiciExchange, type HttpExchange } from './http-exchange.js';
-import { keepAliveClock } from './keep-alive-clock.js';
 import { NeutronClient } from './neutron-client.js';
 import { OctaviaClient } from './octavia-client.js';
 import { parseOpenStackConfig, type OpenStackConfig } from './openstack-config.js';
@@ -44,7 +43,7 @@ export class OpenStackClient {
   readonly #session: AuthSession;
 
   constructor(config: OpenStackConfig, options: OpenStackClientOptions = {}) {
-    const clock = options.clock ?? keepAliveClock;
+    const clock = options.clock ?? systemClock;
     const logger = (options.logger ?? silentLogger).child({ component: 'openstack' });
     this.#exchange =
       options.exchange ??

@@ -11,19 +11,26 @@ export interface TimerHandle {
 export interface Clock {
   /** Milliseconds since the epoch. */
   now(): number;
-  /** Run `fn` after `ms` milliseconds; timers never keep the process alive. */
+  /**
+   * Run `fn` after `ms` milliseconds. A pending timer is work somebody awaits (a backoff, a retry, a
+   * deadline), so on the real clock it keeps the process alive until it fires or is cleared.
+   */
   setTimeout(fn: () => void, ms: number): TimerHandle;
   clearTimeout(handle: TimerHandle): void;
 }
 
 let nextId = 1;
 
-/** The real clock, backed by Node's timers (unref'ed, so a pending timer never holds the process). */
+/**
+ * The real clock, backed by Node's timers. Its timers hold the process like a request in flight
+ * does: a script whose only pending work is a watcher backing off must not exit in the middle of
+ * it. Everything that schedules a timer clears it when closed or aborted, so closing releases the
+ * process.
+ */
 export const systemClock: Clock = {
   now: () => Date.now(),
   setTimeout(fn, ms) {
     const timer = setTimeout(fn, ms);
-    timer.unref();
     return { id: nextId++, timer } as TimerHandle;
   },
   clearTimeout(handle) {

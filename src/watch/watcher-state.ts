@@ -3,23 +3,27 @@
  * transition function between them. The effects (HTTP, decoding, timers) live in `watcher.ts`.
  *
  * ```
- *            listed                                  ended (lived long)
+ *            listed                          ended (delivered, or lived long)
  *   list ───────────────▶ watch(rv) ◀────────────────────────┐
  *    ▲  ▲                  │  │ ended quickly / error        │
  *    │  │ 410              │  └──▶ backoff ──▶ watch(last rv)┘
+ *    │  │                  │       (short after connection failures, exponential after answers)
  *    │  └──────────────────┘
- *    │ not supported
+ *    │ not supported (400, or no initial-events-end bookmark)
  *   watchList ── initial-events-end bookmark ──▶ (continues as a watch)
  * ```
  *
  * - A 410 during a watch relists "not older than" the last resourceVersion; a 410 on that relist
  *   falls back to a consistent list (resourceVersion unset).
  * - A 410 on a `continue` token restarts the list once without `limit` (one full list).
- * - Every other failure waits for the backoff (or the server's Retry-After) and retries the same
- *   step; a watch retries from the last resourceVersion seen — never a relist.
+ * - Every other failure waits (see `reconnect-policy.ts`: briefly after connection failures,
+ *   exponentially after failed answers, as told by Retry-After) and retries the same step; a watch
+ *   retries from the last resourceVersion seen — never a relist.
+ * - A server that ignores sendInitialEvents (streams a plain watch, never the initial-events-end
+ *   bookmark) is detected by the watcher, which turns watchList off for the rest of its life.
  * - resourceVersions are opaque: only ever compared for equality.
  */
-import { isExpired, isInvalid, retryAfterSeconds } from '../errors/classify.js';
+import { isExpired, isInvalid } from '../errors/classify.js';
 
 /** Which resourceVersion a list asks for. */
 export type ListFrom =
@@ -40,24 +44,33 @@ export type Outcome =
   /** A list finished at `resourceVersion` (for watchList: the initial-events-end bookmark, and the stream went on). */
   | { kind: 'listed'; resourceVersion: string }
   /**
-   * A watch stream ended without error, `lived` ms after it opened. For watchList, `listed` says
-   * whether the initial-events-end bookmark had arrived (the stream had become a plain watch).
+   * A watch stream ended without error, `lived` ms after it opened; `delivered` says whether it
+   * carried any event or bookmark. For watchList, `listed` says whether the initial-events-end
+   * bookmark had arrived (the stream had become a plain watch).
    */
-  | { kind: 'ended'; lived: number; listed?: boolean }
+  | { kind: 'ended'; lived: number; delivered: boolean; listed?: boolean }
   /** A request or stream failed. `continued`: the list had used a continue token; `listed` as above. */
   | { kind: 'failed'; error: unknown; continued?: boolean; listed?: boolean }
+  /**
+   * A streaming initial list was answered as a plain watch (no initial-events-end bookmark): the
+   * server ignores sendInitialEvents. The caller turns watchList off.
+   */
+  | { kind: 'notServed'; reason: string }
   | { kind: 'waited' }
   | { kind: 'aborted' };
 
 export interface TransitionContext {
   /** The last resourceVersion seen, if any. */
   resourceVersion: string | undefined;
-  /** Whether the streaming initial list may be tried. */
+  /** Whether the streaming initial list may be tried (off for good once the server showed it does not serve it). */
   watchList: boolean;
   /** A stream that lived at least this long ended normally: resume at once. */
   stableMs: number;
-  /** Next backoff delay (records a failure). */
-  nextDelay(): number;
+  /**
+   * The wait before retrying after `error`, or after a stream that ended at once with nothing
+   * (`undefined`); records the failure. See `reconnect-policy.ts`.
+   */
+  nextDelay(error: unknown): number;
 }
 
 /** The state to enter first. */
@@ -77,9 +90,7 @@ function relist(ctx: TransitionContext): WatcherState {
 }
 
 function backoff(ctx: TransitionContext, error: unknown, then: WatcherState): WatcherState {
-  const told = retryAfterSeconds(error);
-  const delayMs = Math.max(ctx.nextDelay(), told === undefined ? 0 : told * 1000);
-  return { kind: 'backoff', delayMs, then };
+  return { kind: 'backoff', delayMs: ctx.nextDelay(error), then };
 }
 
 /** Resume a watch from where it stopped, or relist when nothing was ever seen. */
@@ -114,20 +125,24 @@ export function transition(state: WatcherState, outcome: Outcome, ctx: Transitio
         return transition({ kind: 'watch', resourceVersion: ctx.resourceVersion ?? '' }, outcome, ctx);
       }
       if (outcome.kind === 'failed') {
-        if (isInvalid(outcome.error)) return { kind: 'list', from: state.from, paged: true };
+        // Not served (400), or served as a plain watch with no initial-events-end bookmark: the
+        // caller turned watchList off; list+watch from now on.
+        if (!ctx.watchList || isInvalid(outcome.error))
+          return { kind: 'list', from: state.from, paged: true };
         if (isExpired(outcome.error) && state.from.kind === 'notOlderThan') {
           return { kind: 'watchList', from: { kind: 'consistent' } };
         }
         return backoff(ctx, outcome.error, state);
       }
-      if (outcome.kind === 'ended') return afterEnd(ctx, outcome.lived, state);
+      if (outcome.kind === 'ended') return afterEnd(ctx, outcome, state);
+      if (outcome.kind === 'notServed') return { kind: 'list', from: state.from, paged: true };
       return resume(ctx);
     case 'watch':
       if (outcome.kind === 'failed') {
         if (isExpired(outcome.error)) return relist(ctx);
         return backoff(ctx, outcome.error, resume(ctx));
       }
-      if (outcome.kind === 'ended') return afterEnd(ctx, outcome.lived, resume(ctx));
+      if (outcome.kind === 'ended') return afterEnd(ctx, outcome, resume(ctx));
       return resume(ctx);
     case 'backoff':
       return state.then;
@@ -140,8 +155,15 @@ export function transition(state: WatcherState, outcome: Outcome, ctx: Transitio
   }
 }
 
-/** A stream that lived long ended as streams do (timeoutSeconds): resume now; one that ended at once: back off. */
-function afterEnd(ctx: TransitionContext, lived: number, next: WatcherState): WatcherState {
-  if (lived >= ctx.stableMs) return next;
-  return { kind: 'backoff', delayMs: ctx.nextDelay(), then: next };
+/**
+ * A stream that delivered events, or lived long, ended as streams do (timeoutSeconds, a proxy's
+ * idle limit): resume now. One that ended at once with nothing: back off.
+ */
+function afterEnd(
+  ctx: TransitionContext,
+  outcome: { lived: number; delivered: boolean },
+  next: WatcherState,
+): WatcherState {
+  if (outcome.delivered || outcome.lived >= ctx.stableMs) return next;
+  return { kind: 'backoff', delayMs: ctx.nextDelay(undefined), then: next };
 }

@@ -15,13 +15,14 @@ import { TransportError } from '../errors/raven-error.js';
 import { errorKind, isInvalid, isRetryable } from '../errors/classify.js';
 import { systemClock, sleep, type Clock } from '../util/clock.js';
 import { silentLogger, type Logger } from '../util/logger.js';
-import { Backoff, type BackoffOptions } from './backoff.js';
+import type { BackoffOptions } from './backoff.js';
 import { decodeList } from './decode/decode-list.js';
 import { decodeWatchEvents } from './decode/decode-watch-events.js';
 import type { ObjectPeek, WatchEventPeek } from './decode/peek.js';
 import type { KubeObject } from './decode/watch-event.js';
 import { guardInactivity } from './inactivity.js';
 import { KnownObjects, keyOf } from './known-objects.js';
+import { ReconnectPolicy } from './reconnect-policy.js';
 import type { WatcherEvent, WatcherPhase, WatcherStatus } from './watcher-events.js';
 import { initialState, transition, type ListFrom, type Outcome, type WatcherState } from './watcher-state.js';
 
@@ -52,9 +53,19 @@ export interface WatcherOptions {
   keepObjects?: boolean;
   /** Watch timeoutSeconds is drawn from [min, max) per stream so streams end and resume spread out. Default 300-600. */
   timeoutSeconds?: { min: number; max: number };
-  /** No byte (event or bookmark) for this long means the stream is dead. Default 180 s (bookmarks come about once a minute). */
+  /**
+   * No byte (event or bookmark) for this long means the stream is dead. Default 75 s: the apiserver
+   * sends a bookmark about once a minute on every watch, plus a margin. Over HTTP/2 (the default
+   * against a TLS apiserver) the client's PING health check finds a dead connection sooner (45 s).
+   */
   inactivityTimeoutMs?: number;
-  /** A stream that lived this long counts as healthy: backoff resets, a normal end resumes at once. Default 30 s. */
+  /**
+   * A streaming initial list (sendInitialEvents) that goes this long without a byte before its
+   * initial-events-end bookmark is taken as a server that ignores the parameter: the watcher falls
+   * back to list+watch for the rest of its life. Default 15 s.
+   */
+  initialEventsTimeoutMs?: number;
+  /** A stream that lived this long counts as healthy even with no event: a normal end resumes at once. Default 30 s. */
   stableMs?: number;
   /**
    * Resume instead of listing: start watching at `resourceVersion`, knowing `objects` as the state
@@ -64,7 +75,10 @@ export interface WatcherOptions {
    * (`listing` with `relist: true`, then added / modified / tombstones, then `synced`).
    */
   resume?: { resourceVersion: string; objects: Iterable<KubeObject> };
+  /** Backoff after failed answers (5xx, in-stream errors). Default 0.8 s to 30 s; see `reconnect-policy.ts`. */
   backoff?: BackoffOptions;
+  /** Backoff after connection-level failures (refused, reset, dead). Default 100 ms to 1 s. */
+  connectBackoff?: BackoffOptions;
   clock?: Clock;
   random?: () => number;
   logger?: Logger;
@@ -78,6 +92,7 @@ type Query = Record<string, string | number | boolean | undefined>;
 /** One HTTP request of the watcher: aborted with it, or by the inactivity deadline (then `idle` says why). */
 interface PendingRequest {
   signal: AbortSignal;
+  /** Why the inactivity deadline killed the request, if it did. */
   idle: TransportError | undefined;
   expire(err: TransportError): void;
   done(): void;
@@ -101,7 +116,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
   readonly #clock: Clock;
   readonly #random: () => number;
   readonly #log: Logger;
-  readonly #backoff: Backoff;
+  readonly #policy: ReconnectPolicy;
   readonly #known: KnownObjects<T>;
   readonly #abort = new AbortController();
   readonly #started: number;
@@ -120,7 +135,11 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
     this.#clock = options.clock ?? systemClock;
     this.#random = options.random ?? Math.random;
     this.#log = (options.logger ?? silentLogger).child({ path: options.path });
-    this.#backoff = new Backoff({ random: this.#random, ...options.backoff });
+    this.#policy = new ReconnectPolicy({
+      random: this.#random,
+      ...(options.backoff === undefined ? {} : { backoff: options.backoff }),
+      ...(options.connectBackoff === undefined ? {} : { connectBackoff: options.connectBackoff }),
+    });
     this.#known = new KnownObjects<T>(options.keepObjects ?? true);
     this.#watchList = options.watchList ?? true;
     this.#started = this.#clock.now();
@@ -146,7 +165,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
       secondsSinceLastEvent: Math.max(0, (this.#clock.now() - since) / 1000),
       relists: Math.max(0, this.#lists - 1),
       reconnects: Math.max(0, this.#streams - 1),
-      failures: this.#backoff.failures,
+      failures: this.#policy.failures,
       watchList: this.#watchList,
       objects: this.#known.size,
     };
@@ -179,6 +198,13 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
     try {
       while (state.kind !== 'stopped' && !this.#aborted()) {
         const outcome = yield* this.#step(state);
+        if (outcome.kind === 'notServed') {
+          this.#log.info(
+            { reason: outcome.reason },
+            'the server does not serve the streaming initial list; using list+watch from now on',
+          );
+          this.#watchList = false;
+        }
         if (outcome.kind === 'failed' && !this.#aborted()) {
           const err = outcome.error instanceof Error ? outcome.error : new Error(String(outcome.error));
           this.#lastError = { message: err.message, kind: errorKind(err), at: this.#clock.now() };
@@ -191,15 +217,25 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
           resourceVersion: this.#resourceVersion,
           watchList: this.#watchList,
           stableMs: this.#o.stableMs ?? 30_000,
-          nextDelay: () => this.#backoff.fail(),
+          nextDelay: (error) => this.#policy.delayAfter(error),
         });
         if (outcome.kind === 'failed' && !this.#aborted()) {
           if (next.kind === 'backoff') {
             // Missing RBAC, a 404 or repeated failures must not look like a quiet stream.
-            this.#phase = this.#backoff.failures >= 3 || !isTransient(outcome.error) ? 'failing' : 'backoff';
+            this.#phase = this.#policy.failures >= 3 || !isTransient(outcome.error) ? 'failing' : 'backoff';
           }
           const err = outcome.error instanceof Error ? outcome.error : new Error(String(outcome.error));
-          this.#log.warn({ err: err.message, next: next.kind }, 'watch failed; recovering');
+          // The one log line for this failure: what failed, in which phase, and what happens next.
+          this.#log.warn(
+            {
+              err: err.message,
+              kind: errorKind(err),
+              phase: this.#phase,
+              next: next.kind === 'backoff' ? next.then.kind : next.kind,
+              ...(next.kind === 'backoff' ? { retryInMs: next.delayMs } : {}),
+            },
+            'watch failed; recovering',
+          );
           yield { type: 'error', error: err, status: this.status() };
         }
         state = next;
@@ -311,6 +347,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
       const request = this.#request();
       try {
         const body = await this.#open(query, request);
+        this.#policy.connected();
         const items = decodeList<T>(body, {
           dropManagedFields: this.#o.dropManagedFields,
           filter: this.#listFilter(seen),
@@ -341,6 +378,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
       yield* this.#tombstones(seen);
       this.#resourceVersion = resourceVersion;
       this.#synced = true;
+      this.#policy.succeeded();
       this.#lastEventAt = this.#clock.now();
       yield { type: 'synced', resourceVersion, relist };
       return { kind: 'listed', resourceVersion };
@@ -372,8 +410,20 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
       ...extra,
     };
     const lived = (): number => this.#clock.now() - opened;
+    let delivered = false;
+    const ended = (): Outcome => ({
+      kind: 'ended',
+      lived: lived(),
+      delivered,
+      listed: initial && seen === undefined,
+    });
+    // Before its initial-events-end bookmark, a streaming initial list has a deadline of its own.
+    const deadline = initial
+      ? (): number | undefined => (seen === undefined ? undefined : this.#initialEventsMs())
+      : undefined;
     try {
-      const body = await this.#open(query, request);
+      const body = await this.#open(query, request, deadline);
+      this.#policy.connected();
       if (!initial) this.#phase = 'watching';
       const events = decodeWatchEvents<T>(body, {
         dropManagedFields: this.#o.dropManagedFields,
@@ -383,48 +433,50 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
         filter: this.#o.accept !== undefined || initial ? (peek) => this.#watchFilter(peek, seen) : undefined,
       });
       for await (const event of events) {
-        const now = this.#clock.now();
-        this.#lastEventAt = now;
-        if (now - opened >= (this.#o.stableMs ?? 30_000)) this.#backoff.succeeded();
-        switch (event.type) {
-          case 'ERROR':
-            return { kind: 'failed', error: event.error, listed: initial && seen === undefined };
-          case 'BOOKMARK': {
-            const rv = event.object.metadata?.resourceVersion;
-            if (rv !== undefined && rv !== '') this.#resourceVersion = rv;
-            if (seen !== undefined && event.object.metadata?.annotations?.[INITIAL_EVENTS_END] === 'true') {
-              yield* this.#tombstones(seen);
-              seen = undefined;
-              this.#synced = true;
-              this.#phase = 'watching';
-              yield { type: 'synced', resourceVersion: rv ?? '', relist };
-            } else if (rv !== undefined) {
-              yield { type: 'bookmark', resourceVersion: rv };
-            }
-            break;
+        this.#lastEventAt = this.#clock.now();
+        if (event.type === 'ERROR')
+          return { kind: 'failed', error: event.error, listed: initial && seen === undefined };
+        if (!delivered) {
+          // A stream that delivers is healthy, however short it turns out to be.
+          delivered = true;
+          this.#policy.succeeded();
+        }
+        const rv = event.object.metadata?.resourceVersion;
+        if (rv !== undefined && rv !== '') this.#resourceVersion = rv;
+        if (event.type === 'BOOKMARK') {
+          if (seen === undefined) {
+            if (rv !== undefined) yield { type: 'bookmark', resourceVersion: rv };
+          } else if (event.object.metadata?.annotations?.[INITIAL_EVENTS_END] === 'true') {
+            yield* this.#tombstones(seen);
+            seen = undefined;
+            this.#synced = true;
+            this.#phase = 'watching';
+            yield { type: 'synced', resourceVersion: rv ?? '', relist };
+          } else {
+            // A server that serves the streaming initial list sends no other bookmark before this one.
+            return { kind: 'notServed', reason: 'a bookmark came before the initial-events-end bookmark' };
           }
-          case 'ADDED':
-          case 'MODIFIED':
-          case 'DELETED': {
-            const rv = event.object.metadata?.resourceVersion;
-            if (rv !== undefined && rv !== '') this.#resourceVersion = rv;
-            if (seen !== undefined && event.type === 'ADDED')
-              yield* this.#reconcile(event.object, seen, relist);
-            else {
-              const change = this.#apply(event.type, event.object);
-              if (change !== undefined) yield change;
-            }
-            break;
-          }
+        } else if (seen !== undefined && event.type === 'ADDED') {
+          yield* this.#reconcile(event.object, seen, relist);
+        } else {
+          const change = this.#apply(event.type, event.object);
+          if (change !== undefined) yield change;
         }
       }
-      return { kind: 'ended', lived: lived(), listed: initial && seen === undefined };
+      if (lived() >= (this.#o.stableMs ?? 30_000)) this.#policy.succeeded();
+      return ended();
     } catch (error) {
       if (this.#aborted()) return { kind: 'aborted' };
+      if (request.idle instanceof InitialEventsTimeout)
+        return { kind: 'notServed', reason: request.idle.message };
       return { kind: 'failed', error: request.idle ?? error, listed: initial && seen === undefined };
     } finally {
       request.done();
     }
+  }
+
+  #initialEventsMs(): number {
+    return this.#o.initialEventsTimeoutMs ?? 15_000;
   }
 
   /** A request of its own, aborted with the watcher, and told apart when the deadline killed it. */
@@ -450,16 +502,28 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
   /**
    * Send a GET and return its body, guarded by the inactivity deadline both while waiting for the
    * response headers and between chunks: a half-open connection is detected in lists and watches.
+   * `shorter` may name a tighter deadline for now (a streaming initial list before its end
+   * bookmark); when that one fires, the request fails with an {@link InitialEventsTimeout}.
    */
-  async #open(query: Query, request: PendingRequest): Promise<AsyncIterable<Uint8Array>> {
-    const ms = this.#o.inactivityTimeoutMs ?? 180_000;
+  async #open(
+    query: Query,
+    request: PendingRequest,
+    shorter?: () => number | undefined,
+  ): Promise<AsyncIterable<Uint8Array>> {
+    const ms = this.#o.inactivityTimeoutMs ?? 75_000;
+    const deadline = (): number => Math.min(ms, shorter?.() ?? ms);
     const onIdle = (): void => {
-      request.expire(new TransportError(`no data for ${ms / 1000} s from ${this.#o.path}`));
+      const limit = deadline();
+      request.expire(
+        limit < ms
+          ? new InitialEventsTimeout(`no initial-events-end bookmark after ${limit / 1000} s of silence`)
+          : new TransportError(`no data for ${ms / 1000} s from ${this.#o.path}`),
+      );
     };
-    const timer = this.#clock.setTimeout(onIdle, ms);
+    const timer = this.#clock.setTimeout(onIdle, deadline());
     try {
       const response = await this.#o.transport.stream({ path: this.#o.path, query, signal: request.signal });
-      return guardInactivity(response.body, ms, this.#clock, onIdle);
+      return guardInactivity(response.body, deadline, this.#clock, onIdle);
     } finally {
       this.#clock.clearTimeout(timer);
     }
@@ -495,6 +559,9 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
       : { type: 'modified', object, previous: known.object };
   }
 }
+
+/** The server went quiet during a streaming initial list before its end bookmark. */
+class InitialEventsTimeout extends TransportError {}
 
 /** Network trouble, a broken stream, 429 or 5xx: expected now and then, not yet "failing". */
 function isTransient(error: unknown): boolean {

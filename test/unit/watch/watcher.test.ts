@@ -11,7 +11,7 @@ interface Run {
   clock: FakeClock;
   events: WatcherEvent[];
   done: Promise<void>;
-  until(pred: () => boolean, maxMs?: number): Promise<void>;
+  until(pred: () => boolean, maxMs?: number, stepMs?: number): Promise<void>;
   types(): string[];
 }
 
@@ -36,11 +36,11 @@ function start(script: Step[], options: { watchList?: boolean; inactivityTimeout
     clock,
     events,
     done,
-    async until(pred, maxMs = 600_000) {
-      for (let waited = 0; !pred(); waited += 100) {
+    async until(pred, maxMs = 600_000, stepMs = 100) {
+      for (let waited = 0; !pred(); waited += stepMs) {
         if (waited > maxMs)
           assert.fail(`condition not met after ${maxMs} virtual ms; events: ${JSON.stringify(this.types())}`);
-        await clock.tick(100);
+        await clock.tick(stepMs);
       }
     },
     types() {
@@ -139,17 +139,20 @@ test('a stream that ends normally after a long life is resumed at once from the 
   await stop(run);
 });
 
-test('a network error mid-stream is reported and the watch resumes from the last resourceVersion after a backoff', async () => {
+test('a network error mid-stream is reported and the watch resumes from the last resourceVersion after a short backoff', async () => {
   const run = start([
     { list: { items: [pod('a', '1')], resourceVersion: '1' } },
     { events: [ev('MODIFIED', pod('a', '2'))], then: 'reset' },
     { events: [ev('MODIFIED', pod('a', '3'))], then: 'hang' },
   ]);
-  await run.until(() => run.events.some((e) => e.type === 'error'));
+  await run.until(() => run.events.some((e) => e.type === 'error'), 600_000, 1);
   const requestsAtError = run.transport.requests.length;
   assert.equal(run.watcher.status().phase, 'backoff');
-  await run.clock.tick(400);
+  await run.clock.tick(50);
   assert.equal(run.transport.requests.length, requestsAtError, 'waits before reconnecting');
+  // The stream had delivered, so this is a first connection failure: 100 ms (random 0.5: no jitter).
+  await run.clock.tick(60);
+  assert.equal(run.transport.requests.length, requestsAtError + 1, 'reconnects after the short backoff');
   await run.until(() => run.types().length >= 5);
   assert.deepEqual(run.types().slice(0, 5), [
     'initial:a',
@@ -435,4 +438,164 @@ test('a list and a relist are announced before their results, so a cache can swa
     'synced',
   ]);
   await stop(run);
+});
+
+/** Virtual times at which each request was made, ticking `stepMs` at a time until `count` requests. */
+async function requestTimes(run: Run, count: number, stepMs = 10, maxMs = 600_000): Promise<number[]> {
+  await run.clock.tick(0);
+  const times: number[] = run.transport.requests.map(() => run.clock.now());
+  const t0 = run.clock.now();
+  while (run.transport.requests.length < count) {
+    if (run.clock.now() - t0 > maxMs) assert.fail(`only ${run.transport.requests.length} requests`);
+    const before = run.transport.requests.length;
+    await run.clock.tick(stepMs);
+    for (let i = before; i < run.transport.requests.length; i++) times.push(run.clock.now());
+  }
+  return times;
+}
+
+test('connection failures wait at most a second however many came before, and the watch is back within a second of the server answering', async () => {
+  const refusals: Step[] = Array.from({ length: 30 }, () => ({ refuse: true as const }));
+  const run = start([
+    { list: { items: [pod('a', '1')], resourceVersion: '1' } },
+    { events: [ev('MODIFIED', pod('a', '2'))], then: 'reset' },
+    ...refusals,
+    { events: [ev('MODIFIED', pod('a', '3'))], then: 'hang' },
+  ]);
+  const times = await requestTimes(run, 33);
+  const gaps = times.slice(2).map((t, i) => t - (times[i + 1] ?? 0));
+  assert.equal(gaps.length, 31);
+  for (const gap of gaps) assert.ok(gap <= 1_010, `every wait is short: ${gaps.join(', ')}`);
+  await run.until(() => run.types().includes('modified:a@3'));
+  assert.equal(run.transport.requests[32]?.query.resourceVersion, '2', 'resumed, not relisted');
+  assert.equal(run.watcher.status().failures, 0, 'a delivered event forgets the failures');
+  await stop(run);
+});
+
+test('a stream that delivered events is resumed at once however short it was', async () => {
+  const shorts: Step[] = [2, 3, 4, 5, 6].map((rv) => ({
+    events: [ev('MODIFIED', pod('a', String(rv)))],
+    then: 'end' as const,
+  }));
+  const run = start([{ list: { items: [pod('a', '1')], resourceVersion: '1' } }, ...shorts]);
+  await run.until(() => run.transport.requests.length >= 7, 600_000, 1);
+  assert.ok(
+    run.clock.now() - 1_700_000_000_000 <= 1,
+    `no backoff between segments (${run.clock.now() - 1_700_000_000_000} ms)`,
+  );
+  assert.deepEqual(
+    run.transport.requests.slice(2).map((r) => r.query.resourceVersion),
+    ['2', '3', '4', '5', '6'],
+  );
+  assert.equal(run.events.filter((e) => e.type === 'error').length, 0);
+  await stop(run);
+});
+
+test('failed answers back off exponentially, honour Retry-After, and a delivered event forgets them', async () => {
+  const run = start([
+    { list: { items: [pod('a', '1')], resourceVersion: '1' } },
+    { status: 500, body: status(500, 'InternalError') },
+    { status: 503, body: status(503, 'ServiceUnavailable') },
+    { status: 500, body: status(500, 'InternalError') },
+    { status: 429, body: status(429, 'TooManyRequests'), retryAfter: '1' },
+    { events: [ev('MODIFIED', pod('a', '2'))], then: 'reset' },
+    { events: [], then: 'hang' },
+  ]);
+  const times = await requestTimes(run, 7, 1);
+  const gaps = times.slice(1).map((t, i) => t - (times[i] ?? 0));
+  // list → watch at once; random 0.5: no jitter on backoffs, Retry-After gets +10 %; then a
+  // reset after a delivered event is a first connection failure.
+  assert.deepEqual(gaps, [0, 800, 1_600, 3_200, 1_100, 100]);
+  await stop(run);
+});
+
+test('a server that ignores sendInitialEvents and sends a plain bookmark is listed and watched instead, for good', async () => {
+  const run = start(
+    [
+      { events: [ev('ADDED', pod('a', '3')), ev('ADDED', pod('b', '4')), bookmark('5')], then: 'hang' },
+      { list: { items: [pod('a', '3'), pod('b', '4')], resourceVersion: '6' } },
+      { status: 410, body: status(410, 'Expired') },
+      { list: { items: [pod('a', '3')], resourceVersion: '9' } },
+      { events: [], then: 'hang' },
+    ],
+    { watchList: true },
+  );
+  await run.until(() => run.transport.requests.length >= 5);
+  assert.deepEqual(run.transport.requests[1]?.query, { limit: '500' });
+  assert.equal(run.transport.requests[2]?.query.watch, 'true');
+  assert.equal(
+    run.transport.requests[3]?.query.watch,
+    undefined,
+    'the relist is a list, not a streaming list',
+  );
+  assert.equal(run.transport.requests[3]?.query.resourceVersionMatch, 'NotOlderThan');
+  assert.equal(run.watcher.status().watchList, false);
+  assert.deepEqual(
+    run.types().filter((t) => !t.startsWith('error')),
+    ['initial:a', 'initial:b', 'synced:6', 'deleted:b:tombstone', 'synced:9:relist'],
+  );
+  await stop(run);
+});
+
+test('a server that ignores sendInitialEvents and then goes quiet is listed after the initial-events deadline', async () => {
+  const run = start(
+    [
+      { events: [ev('ADDED', pod('a', '3'))], then: 'hang' },
+      { list: { items: [pod('a', '3')], resourceVersion: '6' } },
+      { events: [], then: 'hang' },
+    ],
+    { watchList: true },
+  );
+  await run.clock.tick(14_000);
+  assert.equal(run.transport.requests.length, 1, 'waits for the end bookmark a while');
+  await run.until(() => run.transport.requests.length >= 3, 5_000);
+  assert.deepEqual(run.transport.requests[1]?.query, { limit: '500' });
+  assert.equal(run.watcher.status().watchList, false);
+  assert.equal(run.events.filter((e) => e.type === 'error').length, 0, 'a fallback, not an error');
+  assert.deepEqual(run.types(), ['initial:a', 'synced:6']);
+  await stop(run);
+});
+
+test('a resumed watcher watches from the given resourceVersion against the given objects, and relists against them on 410', async () => {
+  const clock = new FakeClock();
+  const transport = new FakeTransport(
+    [
+      { events: [ev('MODIFIED', pod('a', '6')), ev('DELETED', pod('b', '7'))], then: 'end' },
+      { status: 410, body: status(410, 'Expired') },
+      { list: { items: [pod('a', '6'), pod('c', '8')], resourceVersion: '9' } },
+      { events: [], then: 'hang' },
+    ],
+    clock,
+  );
+  const watcher = watch({
+    transport,
+    path: '/api/v1/namespaces/ns/pods',
+    clock,
+    random: () => 0.5,
+    watchList: false,
+    resume: { resourceVersion: '5', objects: [pod('a', '3'), pod('b', '4'), pod('d', '2')] },
+  });
+  assert.equal(watcher.status().synced, true);
+  const events: WatcherEvent[] = [];
+  const done = (async () => {
+    for await (const e of watcher) events.push(e);
+  })();
+  for (let i = 0; i < 1000 && !events.some((e) => e.type === 'synced'); i++) await clock.tick(100);
+  assert.equal(transport.requests[0]?.query.watch, 'true');
+  assert.equal(transport.requests[0].query.resourceVersion, '5');
+  assert.equal(transport.requests[2]?.query.resourceVersionMatch, 'NotOlderThan');
+  const seen = events
+    .filter((e) => e.type !== 'error' && e.type !== 'listing')
+    .map((e) => {
+      if (e.type === 'modified')
+        return `modified:${e.object.metadata?.name ?? ''}<-${e.previous?.metadata?.resourceVersion ?? ''}`;
+      if (e.type === 'deleted')
+        return `deleted:${e.object.metadata?.name ?? ''}${e.tombstone ? ':tombstone' : ''}`;
+      if (e.type === 'added') return `added:${e.object.metadata?.name ?? ''}`;
+      return e.type === 'synced' ? `synced:${e.resourceVersion}:${String(e.relist)}` : e.type;
+    });
+  assert.deepEqual(seen, ['modified:a<-3', 'deleted:b', 'added:c', 'deleted:d:tombstone', 'synced:9:true']);
+  watcher.close();
+  await clock.tick(1);
+  await done;
 });

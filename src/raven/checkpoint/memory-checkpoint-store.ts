@@ -11,9 +11,13 @@ import {
   compareKeys,
   entryFromEvent,
   entryFromObject,
+  tombstoneExpired,
   type CheckpointEntry,
   type CheckpointStats,
   type CheckpointStore,
+  type CheckpointTombstone,
+  type ConfirmedState,
+  type ConfirmedVersion,
 } from './checkpoint-store.js';
 
 interface SharedState {
@@ -35,18 +39,24 @@ export class MemoryCheckpointStore implements CheckpointStore {
   readonly #states = new Map<string, SharedState>();
   /** pair id -> object key -> state id */
   readonly #checkpoints = new Map<string, Map<ObjectKey, string>>();
+  /** pair id -> object key -> confirmed deletion */
+  readonly #tombstones = new Map<string, Map<ObjectKey, CheckpointTombstone>>();
+  readonly #versions = new Map<string, ConfirmedVersion>();
   #closed = false;
 
   recordDelivered(event: ChangeEvent, sink: string): void {
     this.#assertOpen();
     const entries = this.#pair(event.watcher, sink);
+    const entry = entryFromEvent(event);
+    const tombstones = this.#tombstonesOf(event.watcher, sink);
     if (event.type === 'deleted') {
-      const key = entryFromEvent(event).key;
-      this.#release(entries.get(key));
-      entries.delete(key);
+      this.#release(entries.get(entry.key));
+      entries.delete(entry.key);
+      tombstones.set(entry.key, { key: entry.key, uid: entry.uid, resourceVersion: entry.resourceVersion });
       return;
     }
-    this.#put(event.watcher, entries, entryFromEvent(event));
+    tombstones.delete(entry.key);
+    this.#put(event.watcher, entries, entry);
   }
 
   recordBaseline(watcher: string, sink: string, objects: Iterable<KubeObject>): void {
@@ -55,7 +65,47 @@ export class MemoryCheckpointStore implements CheckpointStore {
     const next = [...objects].map(entryFromObject);
     for (const id of entries.values()) this.#release(id);
     entries.clear();
+    this.#tombstonesOf(watcher, sink).clear();
     for (const entry of next) this.#put(watcher, entries, entry);
+  }
+
+  tombstones(watcher: string, sink: string): CheckpointTombstone[] {
+    this.#assertOpen();
+    const tombstones = this.#tombstones.get(pairId(watcher, sink));
+    return tombstones === undefined ? [] : [...tombstones.values()];
+  }
+
+  confirmed(watcher: string, sink: string, key: ObjectKey): ConfirmedState | undefined {
+    this.#assertOpen();
+    const id = this.#checkpoints.get(pairId(watcher, sink))?.get(key);
+    if (id !== undefined) {
+      const { uid, resourceVersion } = this.#stateOf(id).entry;
+      return { uid, resourceVersion, deleted: false };
+    }
+    const tombstone = this.#tombstones.get(pairId(watcher, sink))?.get(key);
+    return tombstone === undefined
+      ? undefined
+      : { uid: tombstone.uid, resourceVersion: tombstone.resourceVersion, deleted: true };
+  }
+
+  recordConfirmedVersion(watcher: string, confirmed: ConfirmedVersion): void {
+    this.#assertOpen();
+    this.#versions.set(watcher, confirmed);
+    for (const [id, tombstones] of this.#tombstones) {
+      if ((JSON.parse(id) as string[])[0] !== watcher) continue;
+      for (const [key, tombstone] of tombstones)
+        if (tombstoneExpired(tombstone, confirmed.resourceVersion)) tombstones.delete(key);
+    }
+  }
+
+  confirmedVersion(watcher: string): ConfirmedVersion | undefined {
+    this.#assertOpen();
+    return this.#versions.get(watcher);
+  }
+
+  forgetConfirmedVersion(watcher: string): void {
+    this.#assertOpen();
+    this.#versions.delete(watcher);
   }
 
   entries(watcher: string, sink: string): CheckpointEntry[] {
@@ -99,6 +149,16 @@ export class MemoryCheckpointStore implements CheckpointStore {
       this.#checkpoints.set(id, entries);
     }
     return entries;
+  }
+
+  #tombstonesOf(watcher: string, sink: string): Map<ObjectKey, CheckpointTombstone> {
+    const id = pairId(watcher, sink);
+    let tombstones = this.#tombstones.get(id);
+    if (tombstones === undefined) {
+      tombstones = new Map();
+      this.#tombstones.set(id, tombstones);
+    }
+    return tombstones;
   }
 
   #put(watcher: string, entries: Map<ObjectKey, string>, entry: CheckpointEntry): void {

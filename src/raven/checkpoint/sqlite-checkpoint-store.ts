@@ -9,7 +9,9 @@
  * (at-least-once), never lost. A failed flush keeps the buffer and is retried on the next tick.
  *
  * Each distinct object state is stored once, shared by the sinks that confirmed it; a state no
- * sink refers to any more is deleted in the same transaction that released it.
+ * sink refers to any more is deleted in the same transaction that released it. Confirmed
+ * resourceVersions are buffered like deliveries and written in the same transaction as the
+ * entries recorded before them, with the tombstones they reach dropped.
  */
 import { rmdirSync } from 'node:fs';
 import type sqlite from 'node-sqlite3-wasm';
@@ -23,12 +25,17 @@ import {
   compareKeys,
   entryFromEvent,
   entryFromObject,
+  tombstoneExpired,
   type CheckpointEntry,
   type CheckpointStats,
   type CheckpointStore,
+  type CheckpointTombstone,
+  type ConfirmedState,
+  type ConfirmedVersion,
 } from './checkpoint-store.js';
 import { FileLock, type FileLockOptions } from './file-lock.js';
 import { openCheckpointDatabase } from './sqlite-schema.js';
+import { StateWriter } from './sqlite-state-writer.js';
 
 export interface SqliteCheckpointStoreOptions {
   clock?: Clock;
@@ -42,11 +49,14 @@ export interface SqliteCheckpointStoreOptions {
   lock?: Omit<FileLockOptions, 'clock' | 'logger'>;
 }
 
-/** Buffered writes of one (watcher, sink): an entry to store, or `null` to forget the key. */
+/** A buffered write for one key: the entry to store, or the deletion to keep as a tombstone. */
+type PendingWrite = { entry: CheckpointEntry } | { deleted: CheckpointTombstone };
+
+/** Buffered writes of one (watcher, sink). */
 interface PendingPair {
   watcher: string;
   sink: string;
-  writes: Map<ObjectKey, CheckpointEntry | null>;
+  writes: Map<ObjectKey, PendingWrite>;
 }
 
 interface StateRow {
@@ -72,6 +82,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
   readonly #logger: Logger;
   readonly #flushIntervalMs: number;
   readonly #pending = new Map<string, PendingPair>();
+  readonly #pendingVersions = new Map<string, ConfirmedVersion>();
   #timer: TimerHandle | undefined;
   #closed = false;
 
@@ -115,10 +126,39 @@ export class SqliteCheckpointStore implements CheckpointStore {
   recordDelivered(event: ChangeEvent, sink: string): void {
     this.#assertOpen();
     const entry = entryFromEvent(event);
-    this.#pair(event.watcher, sink).writes.set(entry.key, event.type === 'deleted' ? null : entry);
-    this.#timer ??= this.#clock.setTimeout(() => {
-      this.#onTimer();
-    }, this.#flushIntervalMs);
+    this.#pair(event.watcher, sink).writes.set(
+      entry.key,
+      event.type === 'deleted'
+        ? { deleted: { key: entry.key, uid: entry.uid, resourceVersion: entry.resourceVersion } }
+        : { entry },
+    );
+    this.#schedule();
+  }
+
+  recordConfirmedVersion(watcher: string, confirmed: ConfirmedVersion): void {
+    this.#assertOpen();
+    this.#pendingVersions.set(watcher, confirmed);
+    this.#schedule();
+  }
+
+  confirmedVersion(watcher: string): ConfirmedVersion | undefined {
+    this.#assertOpen();
+    const pending = this.#pendingVersions.get(watcher);
+    if (pending !== undefined) return pending;
+    const row = this.#db.get('SELECT resource_version, scope, confirmed_at FROM watchers WHERE watcher = ?', [
+      watcher,
+    ]) as { resource_version: string; scope: string; confirmed_at: number | bigint } | null;
+    return row === null
+      ? undefined
+      : { resourceVersion: row.resource_version, scope: row.scope, at: Number(row.confirmed_at) };
+  }
+
+  forgetConfirmedVersion(watcher: string): void {
+    this.#assertOpen();
+    this.#pendingVersions.delete(watcher);
+    this.#transaction(() => {
+      this.#db.run('DELETE FROM watchers WHERE watcher = ?', [watcher]);
+    });
   }
 
   recordBaseline(watcher: string, sink: string, objects: Iterable<KubeObject>): void {
@@ -128,6 +168,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
     this.#transaction(() => {
       this.#db.run('INSERT OR IGNORE INTO checkpoints (watcher, sink) VALUES (?, ?)', [watcher, sink]);
       this.#db.run('DELETE FROM delivered WHERE watcher = ? AND sink = ?', [watcher, sink]);
+      this.#db.run('DELETE FROM tombstones WHERE watcher = ? AND sink = ?', [watcher, sink]);
       const writer = new StateWriter(this.#db);
       try {
         for (const entry of entries) writer.put(watcher, sink, entry);
@@ -158,11 +199,53 @@ export class SqliteCheckpointStore implements CheckpointStore {
         object: JSON.parse(row.object) as KubeObject,
       });
     }
-    for (const [key, entry] of this.#pending.get(pairId(watcher, sink))?.writes ?? []) {
-      if (entry === null) merged.delete(key);
-      else merged.set(key, entry);
+    for (const [key, write] of this.#pending.get(pairId(watcher, sink))?.writes ?? []) {
+      if ('deleted' in write) merged.delete(key);
+      else merged.set(key, write.entry);
     }
     return [...merged.keys()].sort(compareKeys).map((key) => merged.get(key) as CheckpointEntry);
+  }
+
+  tombstones(watcher: string, sink: string): CheckpointTombstone[] {
+    this.#assertOpen();
+    const rows = this.#db.all(
+      'SELECT key, uid, resource_version FROM tombstones WHERE watcher = ? AND sink = ?',
+      [watcher, sink],
+    ) as unknown as Omit<StateRow, 'object'>[];
+    const merged = new Map<ObjectKey, CheckpointTombstone>();
+    for (const row of rows) merged.set(toObjectKey(row.key), tombstoneFromRow(row));
+    for (const [key, write] of this.#pending.get(pairId(watcher, sink))?.writes ?? []) {
+      if ('deleted' in write) merged.set(key, write.deleted);
+      else merged.delete(key);
+    }
+    const confirmed = this.#pendingVersions.get(watcher)?.resourceVersion;
+    return [...merged.values()].filter(
+      (tombstone) => confirmed === undefined || !tombstoneExpired(tombstone, confirmed),
+    );
+  }
+
+  confirmed(watcher: string, sink: string, key: ObjectKey): ConfirmedState | undefined {
+    this.#assertOpen();
+    const write = this.#pending.get(pairId(watcher, sink))?.writes.get(key);
+    if (write !== undefined) {
+      const { uid, resourceVersion } = 'deleted' in write ? write.deleted : write.entry;
+      return { uid, resourceVersion, deleted: 'deleted' in write };
+    }
+    const row = this.#db.get(
+      `SELECT s.uid, s.resource_version FROM delivered d JOIN states s ON s.id = d.state
+        WHERE d.watcher = ? AND d.sink = ? AND d.key = ?`,
+      [watcher, sink, key],
+    );
+    const deleted = row === null;
+    const found =
+      row ??
+      this.#db.get(
+        'SELECT uid, resource_version FROM tombstones WHERE watcher = ? AND sink = ? AND key = ?',
+        [watcher, sink, key],
+      );
+    if (found === null) return undefined;
+    const { uid, resourceVersion } = tombstoneFromRow({ key, ...found } as unknown as StateRow);
+    return { uid, resourceVersion, deleted };
   }
 
   hasCheckpoint(watcher: string, sink: string): boolean {
@@ -216,6 +299,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
     if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#pending.clear();
+    this.#pendingVersions.clear();
     try {
       this.#db.close();
     } finally {
@@ -236,24 +320,33 @@ export class SqliteCheckpointStore implements CheckpointStore {
     }
   }
 
+  #schedule(): void {
+    this.#timer ??= this.#clock.setTimeout(() => {
+      this.#onTimer();
+    }, this.#flushIntervalMs);
+  }
+
   #flushNow(): void {
-    if (this.#pending.size === 0) return;
+    if (this.#pending.size === 0 && this.#pendingVersions.size === 0) return;
     this.#transaction(() => {
       const writer = new StateWriter(this.#db);
       try {
         for (const { watcher, sink, writes } of this.#pending.values()) {
           writer.markCheckpoint(watcher, sink);
-          for (const [key, entry] of writes) {
-            if (entry === null) writer.remove(watcher, sink, key);
-            else writer.put(watcher, sink, entry);
+          for (const write of writes.values()) {
+            if ('deleted' in write) writer.delete(watcher, sink, write.deleted);
+            else writer.put(watcher, sink, write.entry);
           }
         }
+        // After the entries: a confirmed resourceVersion never lands without what it confirms.
+        for (const [watcher, confirmed] of this.#pendingVersions) writer.confirm(watcher, confirmed);
         writer.collectGarbage();
       } finally {
         writer.finalize();
       }
     });
     this.#pending.clear();
+    this.#pendingVersions.clear();
     if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
     this.#timer = undefined;
   }
@@ -292,81 +385,12 @@ export class SqliteCheckpointStore implements CheckpointStore {
   }
 }
 
-/** Prepared statements for one transaction's writes; remembers states it may have orphaned. */
-class StateWriter {
-  readonly #statements: sqlite.Statement[] = [];
-  readonly #released = new Set<number>();
-  readonly #markCheckpoint: sqlite.Statement;
-  readonly #current: sqlite.Statement;
-  readonly #insertState: sqlite.Statement;
-  readonly #stateId: sqlite.Statement;
-  readonly #upsert: sqlite.Statement;
-  readonly #delete: sqlite.Statement;
-  readonly #dropIfUnused: sqlite.Statement;
-
-  constructor(db: sqlite.Database) {
-    const prepare = (sql: string): sqlite.Statement => {
-      const statement = db.prepare(sql);
-      this.#statements.push(statement);
-      return statement;
-    };
-    this.#markCheckpoint = prepare('INSERT OR IGNORE INTO checkpoints (watcher, sink) VALUES (?, ?)');
-    this.#current = prepare('SELECT state FROM delivered WHERE watcher = ? AND sink = ? AND key = ?');
-    this.#insertState = prepare(
-      'INSERT INTO states (watcher, key, uid, resource_version, object) VALUES (?, ?, ?, ?, ?)',
-    );
-    this.#stateId = prepare(
-      'SELECT id FROM states WHERE watcher = ? AND key = ? AND uid = ? AND resource_version = ?',
-    );
-    this.#upsert = prepare(
-      `INSERT INTO delivered (watcher, sink, key, state) VALUES (?, ?, ?, ?)
-       ON CONFLICT (watcher, sink, key) DO UPDATE SET state = excluded.state`,
-    );
-    this.#delete = prepare('DELETE FROM delivered WHERE watcher = ? AND sink = ? AND key = ?');
-    this.#dropIfUnused = prepare(
-      'DELETE FROM states WHERE id = ? AND NOT EXISTS (SELECT 1 FROM delivered WHERE state = ?)',
-    );
-  }
-
-  markCheckpoint(watcher: string, sink: string): void {
-    this.#markCheckpoint.run([watcher, sink]);
-  }
-
-  put(watcher: string, sink: string, entry: CheckpointEntry): void {
-    const identity = [watcher, entry.key, entry.uid ?? '', entry.resourceVersion ?? ''];
-    const existing = this.#stateId.get(identity);
-    const id = Number(
-      existing === null
-        ? this.#insertState.run([...identity, JSON.stringify(entry.object)]).lastInsertRowid
-        : existing.id,
-    );
-    const previous = this.#currentState(watcher, sink, entry.key);
-    if (previous === id) return;
-    this.#upsert.run([watcher, sink, entry.key, id]);
-    if (previous !== undefined) this.#released.add(previous);
-  }
-
-  remove(watcher: string, sink: string, key: ObjectKey): void {
-    const previous = this.#currentState(watcher, sink, key);
-    if (previous === undefined) return;
-    this.#delete.run([watcher, sink, key]);
-    this.#released.add(previous);
-  }
-
-  /** Delete the states this transaction released that no sink refers to any more. */
-  collectGarbage(): void {
-    for (const id of this.#released) this.#dropIfUnused.run([id, id]);
-    this.#released.clear();
-  }
-
-  finalize(): void {
-    for (const statement of this.#statements) statement.finalize();
-  }
-
-  #currentState(watcher: string, sink: string, key: string): number | undefined {
-    const row = this.#current.get([watcher, sink, key]);
-    return row === null ? undefined : Number(row.state);
-  }
+function tombstoneFromRow(row: Omit<StateRow, 'object'>): CheckpointTombstone {
+  return {
+    key: toObjectKey(row.key),
+    uid: row.uid === '' ? undefined : row.uid,
+    resourceVersion: row.resource_version === '' ? undefined : row.resource_version,
+  };
 }
 
 function rmdirIfPresent(path: string): void {

@@ -12,14 +12,35 @@ import sqlite from 'node-sqlite3-wasm';
 import { CheckpointError } from './checkpoint-error.js';
 
 /** Bump when the schema changes, and add the step from the previous version to `MIGRATIONS`. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 /**
  * - `checkpoints`: which (watcher, sink) pairs have one at all ("ran and saw nothing" is a row here);
  * - `states`: each distinct delivered object state once, as redacted JSON (`''` for a missing uid
  *   or resourceVersion, as UNIQUE treats NULLs as all different);
- * - `delivered`: per (watcher, sink, key), the state that sink last confirmed.
+ * - `delivered`: per (watcher, sink, key), the state that sink last confirmed;
+ * - `tombstones` (version 2): per (watcher, sink, key), a deletion that sink confirmed, kept until
+ *   the watcher's confirmed resourceVersion reaches it;
+ * - `watchers` (version 2): per watcher, the resourceVersion up to which every sink confirmed
+ *   every change, the scope it is valid for, and when it was recorded.
  */
+const RESUME_TABLES = `
+CREATE TABLE tombstones (
+  watcher TEXT NOT NULL,
+  sink TEXT NOT NULL,
+  key TEXT NOT NULL,
+  uid TEXT NOT NULL,
+  resource_version TEXT NOT NULL,
+  PRIMARY KEY (watcher, sink, key)
+) WITHOUT ROWID;
+CREATE TABLE watchers (
+  watcher TEXT PRIMARY KEY,
+  resource_version TEXT NOT NULL,
+  scope TEXT NOT NULL,
+  confirmed_at INTEGER NOT NULL
+) WITHOUT ROWID;
+`;
+
 const SCHEMA = `
 CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE checkpoints (
@@ -44,10 +65,13 @@ CREATE TABLE delivered (
   PRIMARY KEY (watcher, sink, key)
 ) WITHOUT ROWID;
 CREATE INDEX delivered_by_state ON delivered (state);
-`;
+${RESUME_TABLES}`;
 
-/** Steps from version i+1 to i+2; none yet. */
-const MIGRATIONS: readonly string[] = [];
+/** Steps from version i+1 to i+2. */
+const MIGRATIONS: readonly string[] = [
+  // 1 → 2: where to resume the watch, and the deletions that tell replayed changes apart.
+  RESUME_TABLES,
+];
 
 function unreadable(path: string, what: string, cause: unknown): CheckpointError {
   return new CheckpointError(

@@ -10,7 +10,9 @@ import type {
   CheckpointEntry,
   CheckpointStats,
   CheckpointStore,
+  CheckpointTombstone,
 } from '../../../../src/raven/checkpoint/checkpoint-store.js';
+import { makeObjectKey } from '../../../../src/cache/object-key.js';
 import { FakeClock } from '../../../../src/testing/fake-clock.js';
 import { changeEvent, pod } from './fixtures.js';
 
@@ -28,8 +30,17 @@ export interface CheckpointHarness {
   cleanup(): void;
 }
 
-const summary = (entries: Iterable<CheckpointEntry>): string[] =>
+const summary = (entries: Iterable<CheckpointEntry | CheckpointTombstone>): string[] =>
   [...entries].map((e) => `${e.key}@${e.uid ?? '-'}/${e.resourceVersion ?? '-'}`);
+
+const version = (
+  resourceVersion: string,
+  at = 0,
+): { resourceVersion: string; scope: string; at: number } => ({
+  resourceVersion,
+  scope: 'pods in d',
+  at,
+});
 
 export function checkpointStoreContract(name: string, createHarness: () => CheckpointHarness): void {
   const withStore = async (
@@ -170,6 +181,94 @@ export function checkpointStoreContract(name: string, createHarness: () => Check
         assert.deepEqual(store.stats(), { checkpoints: 1, entries: 1, states: 1 });
       }));
 
+    test('a delivered deletion leaves a tombstone, not an entry, and confirmed() tells the two apart', () =>
+      withStore((store) => {
+        store.recordDelivered(changeEvent('added', pod('d', 'a', { rv: '3' })), 'audit');
+        store.recordDelivered(changeEvent('added', pod('d', 'b', { rv: '4' })), 'audit');
+        store.recordDelivered(changeEvent('deleted', pod('d', 'b', { rv: '9' })), 'audit');
+        assert.deepEqual(summary(store.entries('pods', 'audit')), ['d/a@uid-a/3']);
+        assert.deepEqual(summary(store.tombstones('pods', 'audit')), ['d/b@uid-b/9']);
+        assert.deepEqual(store.confirmed('pods', 'audit', makeObjectKey('a', 'd')), {
+          uid: 'uid-a',
+          resourceVersion: '3',
+          deleted: false,
+        });
+        assert.deepEqual(store.confirmed('pods', 'audit', makeObjectKey('b', 'd')), {
+          uid: 'uid-b',
+          resourceVersion: '9',
+          deleted: true,
+        });
+        assert.equal(store.confirmed('pods', 'audit', makeObjectKey('c', 'd')), undefined);
+        assert.equal(store.confirmed('pods', 'webhook', makeObjectKey('a', 'd')), undefined);
+      }));
+
+    test('confirmed() and tombstones() read flushed writes the same as buffered ones', () =>
+      withStore(async (store) => {
+        store.recordDelivered(changeEvent('added', pod('d', 'a', { rv: '3' })), 'audit');
+        store.recordDelivered(changeEvent('deleted', pod('d', 'b', { rv: '9' })), 'audit');
+        await store.flush();
+        assert.deepEqual(store.confirmed('pods', 'audit', makeObjectKey('a', 'd')), {
+          uid: 'uid-a',
+          resourceVersion: '3',
+          deleted: false,
+        });
+        assert.deepEqual(store.confirmed('pods', 'audit', makeObjectKey('b', 'd')), {
+          uid: 'uid-b',
+          resourceVersion: '9',
+          deleted: true,
+        });
+        assert.deepEqual(summary(store.tombstones('pods', 'audit')), ['d/b@uid-b/9']);
+      }));
+
+    test('an object created again under a deleted name replaces its tombstone', () =>
+      withStore(async (store) => {
+        store.recordDelivered(changeEvent('deleted', pod('d', 'a', { rv: '9' })), 'audit');
+        await store.flush();
+        store.recordDelivered(changeEvent('added', pod('d', 'a', { uid: 'second', rv: '12' })), 'audit');
+        assert.deepEqual(summary(store.tombstones('pods', 'audit')), []);
+        await store.flush();
+        assert.deepEqual(summary(store.tombstones('pods', 'audit')), []);
+        assert.deepEqual(summary(store.entries('pods', 'audit')), ['d/a@second/12']);
+      }));
+
+    test('a confirmed resourceVersion is read back per watcher and drops the tombstones it reached', () =>
+      withStore(async (store) => {
+        assert.equal(store.confirmedVersion('pods'), undefined);
+        store.recordDelivered(changeEvent('deleted', pod('d', 'early', { rv: '9' })), 'audit');
+        store.recordDelivered(changeEvent('deleted', pod('d', 'late', { rv: '11' })), 'audit');
+        store.recordDelivered(
+          changeEvent('deleted', pod('d', 'other', { rv: '5' }), 'other-watcher'),
+          'audit',
+        );
+        store.recordConfirmedVersion('pods', version('10', 1234));
+        assert.deepEqual(store.confirmedVersion('pods'), version('10', 1234));
+        assert.equal(store.confirmedVersion('other-watcher'), undefined);
+        assert.deepEqual(summary(store.tombstones('pods', 'audit')), ['d/late@uid-late/11']);
+        await store.flush();
+        assert.deepEqual(summary(store.tombstones('pods', 'audit')), ['d/late@uid-late/11']);
+        assert.deepEqual(summary(store.tombstones('other-watcher', 'audit')), ['d/other@uid-other/5']);
+        assert.deepEqual(store.confirmedVersion('pods'), version('10', 1234));
+      }));
+
+    test('forgetting a confirmed resourceVersion leaves nothing to resume from', () =>
+      withStore(async (store) => {
+        store.recordConfirmedVersion('pods', version('10'));
+        await store.flush();
+        store.recordConfirmedVersion('pods', version('12'));
+        store.forgetConfirmedVersion('pods');
+        assert.equal(store.confirmedVersion('pods'), undefined);
+        await store.flush();
+        assert.equal(store.confirmedVersion('pods'), undefined);
+      }));
+
+    test('a baseline drops the tombstones the sink had', () =>
+      withStore((store) => {
+        store.recordDelivered(changeEvent('deleted', pod('d', 'gone', { rv: '9' })), 'audit');
+        store.recordBaseline('pods', 'audit', [pod('d', 'a', { rv: '6' })]);
+        assert.deepEqual(summary(store.tombstones('pods', 'audit')), []);
+        assert.equal(store.confirmed('pods', 'audit', makeObjectKey('gone', 'd')), undefined);
+      }));
+
     test('a closed store refuses further use with a clear error', () =>
       withStore(async (store) => {
         await store.close();
@@ -201,6 +300,44 @@ export function checkpointStoreContract(name: string, createHarness: () => Check
           assert.deepEqual([...again.entries('pods', 'webhook')][0]?.object, pod('d', 'closed'));
           assert.equal(again.hasCheckpoint('pods', 'audit'), true);
           assert.equal(again.hasCheckpoint('pods', 'never'), false);
+        } finally {
+          again.destroy();
+        }
+      }),
+    );
+
+    test(
+      'a confirmed resourceVersion lands in the same flush as the entries recorded before it',
+      { skip: notPersistent },
+      () =>
+        withStore(async (store, clock, harness) => {
+          store.recordDelivered(changeEvent('added', pod('d', 'a', { rv: '7' })), 'audit');
+          store.recordConfirmedVersion('pods', version('7'));
+          await clock.tick(1000);
+          store.recordDelivered(changeEvent('modified', pod('d', 'a', { rv: '8' })), 'audit');
+          store.recordDelivered(changeEvent('deleted', pod('d', 'b', { rv: '9' })), 'audit');
+          store.recordConfirmedVersion('pods', version('9'));
+          store.destroy();
+          const again = harness.open(new FakeClock());
+          try {
+            assert.deepEqual(again.confirmedVersion('pods'), version('7'));
+            assert.deepEqual(summary(again.entries('pods', 'audit')), ['d/a@uid-a/7']);
+            assert.deepEqual(summary(again.tombstones('pods', 'audit')), []);
+          } finally {
+            again.destroy();
+          }
+        }),
+    );
+
+    test('forgetting a confirmed resourceVersion is durable at once', { skip: notPersistent }, () =>
+      withStore(async (store, _clock, harness) => {
+        store.recordConfirmedVersion('pods', version('10'));
+        await store.flush();
+        store.forgetConfirmedVersion('pods');
+        store.destroy();
+        const again = harness.open(new FakeClock());
+        try {
+          assert.equal(again.confirmedVersion('pods'), undefined);
         } finally {
           again.destroy();
         }

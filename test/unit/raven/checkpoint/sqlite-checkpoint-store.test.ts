@@ -186,6 +186,53 @@ test('a file written by a newer Raven is refused with its schema version and wha
     assert.equal(existsSync(`${path}.owner`), false, 'the lock is released after a refused open');
   }));
 
+test('a version 1 file is migrated: its entries kept, tombstones and confirmed resourceVersions added', () =>
+  withFile(async (path) => {
+    // Version 1 as Raven wrote it before resuming watches existed.
+    const db = new sqlite.Database(path);
+    db.exec(`
+      CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+      CREATE TABLE checkpoints (watcher TEXT NOT NULL, sink TEXT NOT NULL, PRIMARY KEY (watcher, sink)) WITHOUT ROWID;
+      CREATE TABLE states (id INTEGER PRIMARY KEY, watcher TEXT NOT NULL, key TEXT NOT NULL, uid TEXT NOT NULL,
+        resource_version TEXT NOT NULL, object TEXT NOT NULL, UNIQUE (watcher, key, uid, resource_version));
+      CREATE TABLE delivered (watcher TEXT NOT NULL, sink TEXT NOT NULL, key TEXT NOT NULL,
+        state INTEGER NOT NULL REFERENCES states (id), PRIMARY KEY (watcher, sink, key)) WITHOUT ROWID;
+      CREATE INDEX delivered_by_state ON delivered (state);
+      INSERT INTO meta VALUES ('schema_version', '1');
+      INSERT INTO checkpoints VALUES ('pods', 'audit');
+      INSERT INTO states VALUES (1, 'pods', 'd/a', 'uid-a', '5', '{"metadata":{"name":"a","namespace":"d"}}');
+      INSERT INTO delivered VALUES ('pods', 'audit', 'd/a', 1);
+    `);
+    db.close();
+    const store = SqliteCheckpointStore.open(path, { clock: new FakeClock() });
+    try {
+      assert.deepEqual(
+        [...store.entries('pods', 'audit')].map((e) => `${e.key}@${e.resourceVersion ?? '-'}`),
+        ['d/a@5'],
+      );
+      assert.equal(
+        store.confirmedVersion('pods'),
+        undefined,
+        'nothing to resume from: the first start lists',
+      );
+      store.recordDelivered(changeEvent('deleted', pod('d', 'a', { rv: '9' })), 'audit');
+      store.recordConfirmedVersion('pods', { resourceVersion: '8', scope: 'pods', at: 0 });
+      await store.flush();
+      assert.deepEqual(
+        [...store.tombstones('pods', 'audit')].map((t) => `${t.key}@${t.resourceVersion ?? '-'}`),
+        ['d/a@9'],
+      );
+    } finally {
+      await store.close();
+    }
+    const check = new sqlite.Database(path);
+    try {
+      assert.equal(check.get("SELECT value FROM meta WHERE name = 'schema_version'")?.value, '2');
+    } finally {
+      check.close();
+    }
+  }));
+
 test('a corrupt file is refused with a message naming the path and what to do', () =>
   withFile((path) => {
     writeFileSync(path, 'this is not an SQLite database\n'.repeat(200));

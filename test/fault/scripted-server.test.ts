@@ -106,6 +106,58 @@ test('a stall step keeps the stream open and silent until the server is closed',
   }
 });
 
+test('a chunk with a condition is sent only once the condition holds, and close() releases a stream waiting on one', async () => {
+  let release = (): void => undefined;
+  const released = new Promise<void>((r) => (release = r));
+  const server = await ScriptedServer.start({
+    name: 'condition',
+    steps: [
+      {
+        expect: { path: '/w' },
+        respond: { body: ['{"a":1}\n', { until: () => released, data: '{"b":2}\n' }] },
+      },
+      {
+        expect: { path: '/w' },
+        respond: { body: ['{"c":3}\n', { until: () => new Promise(() => undefined) }] },
+      },
+    ],
+  });
+  const client = new Client(server.url);
+  try {
+    const res = await client.request({ method: 'GET', path: '/w' });
+    const reader = res.body[Symbol.asyncIterator]();
+    const first = (await reader.next()) as IteratorResult<Uint8Array>;
+    assert.equal(Buffer.from(first.value).toString('utf8'), '{"a":1}\n');
+    // The next read is pending while the server waits on the condition, not on a timer: give a
+    // misbehaving server a moment to send early (this wait cannot fail a correct one).
+    let isReleased = false;
+    const second = reader.next().then((next) => ({ next, isReleased }));
+    await new Promise((r) => setTimeout(r, 100));
+    isReleased = true;
+    release();
+    const { next, isReleased: afterRelease } = await second;
+    assert.equal(afterRelease, true, 'the chunk was sent before its condition held');
+    let rest = Buffer.from(next.value as Uint8Array).toString('utf8');
+    for (let more = await reader.next(); more.done !== true; more = await reader.next())
+      rest += Buffer.from(more.value as Uint8Array).toString('utf8');
+    assert.equal(rest, '{"b":2}\n');
+
+    const never = await client.request({ method: 'GET', path: '/w' });
+    const held = never.body[Symbol.asyncIterator]();
+    assert.equal(
+      Buffer.from(((await held.next()) as IteratorResult<Uint8Array>).value).toString('utf8'),
+      '{"c":3}\n',
+    );
+    const pending = held.next();
+    server.assertDone();
+    await server.close();
+    await assert.rejects(pending);
+  } finally {
+    await server.close();
+    await client.destroy();
+  }
+});
+
 test('a hang step never sends headers, and close() releases the waiting client', async () => {
   const server = await ScriptedServer.start({
     name: 'hang',

@@ -6,9 +6,9 @@
  * against a real apiserver.
  *
  * A scenario is an ordered script. Each step asserts the next request (method, path, query) and
- * answers it: status, headers, then body chunks (each optionally after a delay), then the end of
- * the stream, a reset, or a stall; or the step hangs without sending headers. The server knows
- * nothing about watches.
+ * answers it: status, headers, then body chunks (each optionally after a delay or a condition),
+ * then the end of the stream, a reset, or a stall; or the step hangs without sending headers. The
+ * server knows nothing about watches.
  *
  * A step may answer several requests in a row (`times`), or every request from then on
  * (`times: Infinity`), for clients that are expected to retry an unbounded number of times.
@@ -45,8 +45,16 @@ export interface ExpectedRequest {
   query?: QueryCheck;
 }
 
-/** A body chunk, or a pause before the next one (`{ delayMs, data }` does both). */
-export type BodyChunk = string | Uint8Array | { delayMs: number; data?: string | Uint8Array };
+/**
+ * A body chunk, or a pause before the next one (`{ delayMs, data }` does both): for a time, or until
+ * a condition holds (`{ until, data }`, e.g. "the client has read the previous chunk", which a
+ * delay cannot promise on a busy machine).
+ */
+export type BodyChunk =
+  | string
+  | Uint8Array
+  | { delayMs: number; data?: string | Uint8Array }
+  | { until: () => Promise<void>; data?: string | Uint8Array };
 
 /** What happens after the last chunk: a normal end, a torn-down socket, or silence with the socket kept open. */
 export type StreamEnd = 'end' | 'reset' | 'stall';
@@ -237,6 +245,8 @@ export class ScriptedServer {
       const data = typeof chunk === 'string' || chunk instanceof Uint8Array ? chunk : chunk.data;
       if (typeof chunk === 'object' && 'delayMs' in chunk)
         await sleep(this.#clock, chunk.delayMs, this.#stop.signal);
+      if (typeof chunk === 'object' && 'until' in chunk)
+        await unlessStopped(chunk.until(), this.#stop.signal);
       if (data !== undefined && data.length > 0) await write(res, data);
     }
     switch (response.then ?? 'end') {
@@ -260,6 +270,16 @@ export class ScriptedServer {
     this.#waiters = this.#waiters.filter((w) => this.requests.length < w.count);
     for (const waiter of ready) waiter.resolve();
   }
+}
+
+/** `promise`, or a rejection once the server is closed (so close() never waits on a condition). */
+function unlessStopped(promise: Promise<void>, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.finally(() => signal.removeEventListener('abort', onAbort)).then(resolve, reject);
+  });
 }
 
 function write(res: ServerResponse, data: string | Uint8Array): Promise<void> {

@@ -37,6 +37,8 @@ export interface KubeClientOptions {
   maxAttempts?: number;
   /** Default `kube-raven/<version>`. */
   userAgent?: string;
+  /** Watch over HTTP/2 where a TLS apiserver offers it (one PINGed connection for every watch); default true. */
+  http2?: boolean;
 }
 
 export interface RequestOptions {
@@ -98,7 +100,9 @@ export class KubeClient {
       tls: config.tls,
       auth: config.auth,
       userAgent: options.userAgent ?? defaultUserAgent,
+      clock: this.#clock,
       logger: this.#logger,
+      ...(options.http2 === undefined ? {} : { http2: options.http2 }),
       ...(config.proxyUrl === undefined ? {} : { proxyUrl: config.proxyUrl }),
       ...(options.maxConnections === undefined ? {} : { maxConnections: options.maxConnections }),
     });
@@ -150,7 +154,7 @@ export class KubeClient {
     const headers: Record<string, string> = { accept: 'application/json', ...opts.headers };
     let reauthenticated = false;
     for (;;) {
-      const res = await this.#open(path, headers, opts.signal);
+      const res = await this.#open(path, headers, opts.signal, opts.query?.watch === true);
       const signal = res.signal;
       if (res.statusCode >= 200 && res.statusCode < 300) {
         return { statusCode: res.statusCode, headers: res.headers, body: chunks(res.body, signal, path) };
@@ -222,6 +226,7 @@ export class KubeClient {
     path: string,
     headers: Record<string, string>,
     userSignal: AbortSignal | undefined,
+    longLived: boolean,
   ): Promise<WireResponse & { signal: AbortSignal }> {
     const deadline = new AbortController();
     const ms = this.#streamHeadersTimeoutMs;
@@ -231,7 +236,14 @@ export class KubeClient {
     const signal =
       userSignal === undefined ? deadline.signal : AbortSignal.any([userSignal, deadline.signal]);
     try {
-      const res = await this.#transport.send({ method: 'GET', path, headers, signal, bodyTimeoutMs: 0 });
+      const res = await this.#transport.send({
+        method: 'GET',
+        path,
+        headers,
+        signal,
+        bodyTimeoutMs: 0,
+        longLived,
+      });
       return { ...res, signal };
     } finally {
       this.#clock.clearTimeout(handle);

@@ -2,17 +2,20 @@
  * The wire: one bounded, keep-alive undici connection pool per client, TLS from the resolved
  * configuration, credentials from the auth provider on every request.
  *
- * Guarantees: at most `maxConnections` sockets to the apiserver; when the auth provider returns
+ * Guarantees: at most `maxConnections` sockets to the apiserver (over HTTP/2, normally one, PINGed
+ * so that a dead connection is found within 40 s); when the auth provider returns
  * a different client certificate (an exec plugin rotated it) a new pool is built for later
  * requests and the old one drains; network failures become {@link TransportError}s with the
  * cause, and an aborted request rejects with the signal's reason. Status codes are not
  * interpreted here: that is the client's job.
  */
-import { Agent, ProxyAgent, type Dispatcher } from 'undici';
+import { Agent, ProxyAgent, buildConnector, type Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'undici/types/header.js';
 import { RavenError, TransportError } from '../errors/raven-error.js';
+import { systemClock, type Clock } from '../util/clock.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import type { AuthProvider } from './auth/auth-provider.js';
+import { H2_PING_INTERVAL_MS, watchConnectionHealth } from './connection-health.js';
 import type { TlsConfig } from './resolved-config.js';
 import { abortReason } from './signals.js';
 
@@ -27,6 +30,13 @@ export interface TransportOptions {
   maxConnections?: number;
   /** TCP+TLS connect timeout; default 10 000 ms. */
   connectTimeoutMs?: number;
+  /**
+   * Send long-lived streams (watches) over HTTP/2 where a TLS server offers it; default true. Every
+   * watch then shares one connection, and PINGs find a dead one within 40 s (see
+   * `connection-health.ts`). Other requests use HTTP/1.1. Not used through a proxy.
+   */
+  http2?: boolean;
+  clock?: Clock;
   logger?: Logger;
 }
 
@@ -39,6 +49,11 @@ export interface WireRequest {
   signal?: AbortSignal;
   /** Inactivity limit between body chunks; 0 disables it (watches). */
   bodyTimeoutMs?: number;
+  /**
+   * A long-lived stream (a watch): sent over HTTP/2 where the server speaks it, on a connection
+   * that is PINGed, so that a dead one is found within 40 s however quiet the stream is.
+   */
+  longLived?: boolean;
 }
 
 export interface WireResponse {
@@ -59,7 +74,7 @@ export class Transport {
   readonly #origin: string;
   readonly #basePath: string;
   readonly #logger: Logger;
-  #pool: { certKey: string; dispatcher: Dispatcher } | undefined;
+  #pool: { certKey: string; dispatcher: Dispatcher; streams: Dispatcher } | undefined;
   #closed = false;
 
   constructor(options: TransportOptions) {
@@ -75,8 +90,8 @@ export class Transport {
     if (this.#closed) throw new TransportError('the client is closed');
     try {
       const creds = await this.#options.auth.authenticate(req.signal);
-      const dispatcher = this.#dispatcher(creds.cert, creds.key);
-      const res = await dispatcher.request({
+      const pool = this.#dispatchers(creds.cert, creds.key);
+      const options: Dispatcher.RequestOptions = {
         origin: this.#origin,
         path: this.#basePath + req.path,
         method: req.method,
@@ -84,7 +99,18 @@ export class Transport {
         body: req.body ?? null,
         signal: req.signal ?? null,
         ...(req.bodyTimeoutMs === undefined ? {} : { bodyTimeout: req.bodyTimeoutMs }),
-      });
+      };
+      const overH2 = req.longLived === true && req.body === undefined && pool.streams !== pool.dispatcher;
+      let res: Dispatcher.ResponseData;
+      try {
+        res = await (overH2 ? pool.streams : pool.dispatcher).request(options);
+      } catch (err) {
+        // The apiserver answers a rejected credential over HTTP/2 with a GOAWAY next to the 401,
+        // and the HTTP/2 client reports the GOAWAY instead of the answer. Ask once over HTTP/1.1
+        // to learn what the server said (a 401 makes the client re-authenticate).
+        if (!overH2 || req.signal?.aborted === true || !isGoAway(err)) throw err;
+        res = await pool.dispatcher.request(options);
+      }
       return { statusCode: res.statusCode, headers: res.headers, body: res.body };
     } catch (err) {
       throw wireError(err, req);
@@ -94,30 +120,38 @@ export class Transport {
   /** Let in-flight requests finish, then close every socket. */
   async close(): Promise<void> {
     this.#closed = true;
-    await this.#pool?.dispatcher.close();
+    const pool = this.#pool;
+    if (pool !== undefined) await Promise.all(distinct(pool).map((d) => d.close()));
   }
 
   /** Close every socket now; in-flight requests fail. */
   async destroy(err?: Error): Promise<void> {
     this.#closed = true;
-    await this.#pool?.dispatcher.destroy(err ?? null);
+    const pool = this.#pool;
+    if (pool !== undefined) await Promise.all(distinct(pool).map((d) => d.destroy(err ?? null)));
   }
 
-  #dispatcher(cert: string | undefined, key: string | undefined): Dispatcher {
+  #dispatchers(
+    cert: string | undefined,
+    key: string | undefined,
+  ): { certKey: string; dispatcher: Dispatcher; streams: Dispatcher } {
     const certKey = cert === undefined || key === undefined ? '' : `${cert}\0${key}`;
-    if (this.#pool?.certKey === certKey) return this.#pool.dispatcher;
+    if (this.#pool?.certKey === certKey) return this.#pool;
     const old = this.#pool;
-    this.#pool = { certKey, dispatcher: this.#build(cert, key) };
+    this.#pool = { certKey, ...this.#build(cert, key) };
     if (old !== undefined) {
       this.#logger.info({}, 'client certificate changed; new connections use the new certificate');
-      old.dispatcher.close().catch((e: unknown) => {
-        this.#logger.debug({ err: String(e) }, 'closing the previous connection pool failed');
-      });
+      for (const dispatcher of distinct(old)) {
+        dispatcher.close().catch((e: unknown) => {
+          this.#logger.debug({ err: String(e) }, 'closing the previous connection pool failed');
+        });
+      }
     }
-    return this.#pool.dispatcher;
+    return this.#pool;
   }
 
-  #build(cert: string | undefined, key: string | undefined): Dispatcher {
+  /** The pool for requests, and the one for long-lived streams (the same one through a proxy or without HTTP/2). */
+  #build(cert: string | undefined, key: string | undefined): { dispatcher: Dispatcher; streams: Dispatcher } {
     const { tls, proxyUrl } = this.#options;
     const connect = {
       timeout: this.#options.connectTimeoutMs ?? 10_000,
@@ -127,9 +161,44 @@ export class Transport {
       ...(cert === undefined || key === undefined ? {} : { cert, key }),
     };
     const pool = { connections: this.#options.maxConnections ?? 100, pipelining: 1 };
-    if (proxyUrl !== undefined) return new ProxyAgent({ uri: proxyUrl, requestTls: connect, ...pool });
-    return new Agent({ connect, ...pool });
+    if (proxyUrl !== undefined) {
+      const proxied = new ProxyAgent({ uri: proxyUrl, requestTls: connect, ...pool });
+      return { dispatcher: proxied, streams: proxied };
+    }
+    const dispatcher = new Agent({ connect, ...pool });
+    const http2 = (this.#options.http2 ?? true) && this.#origin.startsWith('https:');
+    if (!http2) return { dispatcher, streams: dispatcher };
+    const clock = this.#options.clock ?? systemClock;
+    const connector = buildConnector({ ...connect, allowH2: true });
+    const checked: buildConnector.connector = (options, callback) => {
+      connector(options, (...args) => {
+        const socket = args[1];
+        if (socket != null) {
+          watchConnectionHealth(socket, {
+            clock,
+            onDead: (err) => this.#logger.warn({ err: err.message }, 'dead connection closed; reconnecting'),
+          });
+        }
+        callback(...args);
+      });
+    };
+    const streams = new Agent({
+      connect: checked,
+      ...pool,
+      allowH2: true,
+      pingInterval: H2_PING_INTERVAL_MS,
+    });
+    return { dispatcher, streams };
   }
+}
+
+function distinct(pool: { dispatcher: Dispatcher; streams: Dispatcher }): Dispatcher[] {
+  return pool.streams === pool.dispatcher ? [pool.dispatcher] : [pool.dispatcher, pool.streams];
+}
+
+/** The HTTP/2 client's report of a GOAWAY that ended a request before its answer was read. */
+function isGoAway(err: unknown): boolean {
+  return err instanceof Error && /GOAWAY/.test(err.message);
 }
 
 function wireError(err: unknown, req: WireRequest): Error {

@@ -8,6 +8,14 @@ export interface TimerHandle {
   readonly id: number;
 }
 
+export interface TimerOptions {
+  /**
+   * A background check nobody awaits (the health check of an idle pooled connection): it must not
+   * keep the process alive on its own.
+   */
+  background?: boolean;
+}
+
 export interface Clock {
   /** Milliseconds since the epoch. */
   now(): number;
@@ -15,7 +23,7 @@ export interface Clock {
    * Run `fn` after `ms` milliseconds. A pending timer is work somebody awaits (a backoff, a retry, a
    * deadline), so on the real clock it keeps the process alive until it fires or is cleared.
    */
-  setTimeout(fn: () => void, ms: number): TimerHandle;
+  setTimeout(fn: () => void, ms: number, options?: TimerOptions): TimerHandle;
   clearTimeout(handle: TimerHandle): void;
 }
 
@@ -29,8 +37,9 @@ let nextId = 1;
  */
 export const systemClock: Clock = {
   now: () => Date.now(),
-  setTimeout(fn, ms) {
+  setTimeout(fn, ms, options) {
     const timer = setTimeout(fn, ms);
+    if (options?.background === true) timer.unref();
     return { id: nextId++, timer } as TimerHandle;
   },
   clearTimeout(handle) {

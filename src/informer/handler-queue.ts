@@ -88,7 +88,7 @@ export class HandlerQueue<T> {
         await h.update?.(event.old, event.new, { resync: event.resync });
         return;
       case 'delete':
-        await h.delete?.(event.object, { tombstone: event.tombstone });
+        await h.delete?.(event.object, { tombstone: event.tombstone, previous: event.previous });
         return;
     }
   }

@@ -8,7 +8,9 @@
  * - a handler added after the informer synced first receives an `add` for every cached object;
  * - with `resyncPeriodMs`, a handler periodically receives every cached object again as an update
  *   marked `resync` (for level-triggered consumers that want to re-check the world);
- * - delete events can be tombstones (inferred by a relist): use the store for truth.
+ * - a delete handler gets the object the DELETED event carried (its final state) and the cached
+ *   state before it; a deletion inferred by a relist is a tombstone carrying the last known state:
+ *   use the store for truth.
  */
 import { MemoryStore, type MemoryStoreOptions } from '../cache/memory-store.js';
 import type { Store, StoreReader, SyncStatus } from '../cache/store.js';
@@ -173,7 +175,7 @@ export class Informer<T extends KubeObject> {
             this.#log.debug({ relist: output.relist, objects: this.#store.size }, 'synced');
             break;
           case 'error':
-            this.#log.warn({ err: output.error.message }, 'watch error; recovering');
+            // The watcher has logged this failure once, with its phase and next attempt.
             break;
         }
       }

@@ -74,9 +74,12 @@ function* toInformerEvent<T extends object>(
   event: Change<T>,
 ): Generator<InformerEvent<T>, void, undefined> {
   if (event.type === 'deleted') {
-    // The watcher's object for a tombstone is the last state it saw; the store's is the same or newer.
-    const object = old ?? (event.object as DeepReadonly<T>);
-    yield { type: 'delete', object, tombstone: event.tombstone };
+    // A live deletion carries the object's final state. A tombstone's final state is unknown: the
+    // store's last state is the best there is (the watcher may keep only a stub).
+    const object = event.tombstone
+      ? (old ?? (event.object as DeepReadonly<T>))
+      : (event.object as DeepReadonly<T>);
+    yield { type: 'delete', object, previous: old, tombstone: event.tombstone };
     return;
   }
   if (now === undefined) return;

@@ -76,6 +76,28 @@ test('handlers hear add, update with the old object, and delete with the tombsto
   await running;
 });
 
+test('a delete handler gets the final state the DELETED event carried, and the cached state before it', async () => {
+  const { informer, feed, controller, running } = setup();
+  const calls: string[] = [];
+  informer.addEventHandler({
+    delete: (p, { tombstone, previous }) =>
+      void calls.push(
+        `${p.metadata?.name ?? ''}@${p.metadata?.resourceVersion ?? ''} was ${previous?.metadata?.resourceVersion ?? '-'}` +
+          ` final=${String(p.metadata?.deletionTimestamp)} ${tombstone ? 'tombstone' : 'live'}`,
+      ),
+  });
+  feed.push(...initialList(pod('a', '4'), pod('b', '5')));
+  const final: Pod = { ...pod('a', '6'), metadata: { ...pod('a', '6').metadata, deletionTimestamp: 'T' } };
+  feed.push({ type: 'deleted', object: final, tombstone: false });
+  // A relist's tombstone: the watcher may know only a stub; the cache's last state is what is told.
+  feed.push({ type: 'deleted', object: { metadata: { name: 'b', namespace: 'ns' } }, tombstone: true });
+  await flushMicrotasks();
+  await informer.idle();
+  assert.deepEqual(calls, ['a@6 was 4 final=T live', 'b@5 was 5 final=undefined tombstone']);
+  controller.abort();
+  await running;
+});
+
 test('a relist is applied at once: a reader never sees half of it', async () => {
   const { informer, feed, controller, running } = setup();
   feed.push(...initialList(pod('a', '1'), pod('b', '2'), pod('c', '3')));

@@ -4,13 +4,15 @@
  * error's classification (`watchFailure` in errors/classify.ts):
  *
  * - transient (no connection, 5xx, 429, 410, a broken stream): keep going, one line on stderr;
+ *   quietly when the server refused the streaming initial list (the watcher falls back to a plain
+ *   list, and a request that is invalid as such fails again there, then ends the watch);
  * - invalid request (400, 422, ...) or credentials refused after a refresh (401): end, exit 1;
  * - 403: end, unless the user passed `--wait-for-rbac`; then it is reported once (again only after
  *   the watch has made progress in between) and the watcher keeps retrying until access is granted;
  * - 404: ask discovery again; end when the resource is no longer served, keep going when it is
  *   (a CRD not yet established answers 404 for a moment).
  */
-import { watchFailure } from '../errors/classify.js';
+import { isStreamingListRefused, watchFailure } from '../errors/classify.js';
 import type { WatcherStatus } from '../watch/watcher-events.js';
 
 /** Keep watching (printing `notice` on stderr, when there is one), or end with `message`. */
@@ -50,6 +52,8 @@ export class WatchFailures {
     const kind = watchFailure(error);
     switch (kind) {
       case 'transient':
+        // Not a failure to report: the watcher lists without the streaming initial list instead.
+        if (isStreamingListRefused(error)) return keepGoing(undefined);
         return keepGoing(`${error.message}; retrying${inARow(status)}`);
       case 'invalid':
         return { end: true, message: error.message };

@@ -74,7 +74,8 @@ export function isRetryable(err: unknown): boolean {
  * What a failed list or watch means to a consumer that cannot change the request (the CLI):
  *
  * - `transient`: retrying heals it — no connection, a broken stream, 5xx, 429, 410 (relist),
- *   server timeouts. Anything not recognised below is treated as transient, as the watcher does.
+ *   server timeouts, a refused streaming initial list (the watcher falls back to list+watch).
+ *   Anything not recognised below is treated as transient, as the watcher does.
  * - `invalid`: the server rejected the request itself (400, 422, 405, and any other 4xx not named
  *   here), e.g. a field selector it does not support. The same request fails again.
  * - `unauthorized`: 401. It reaches a watcher only after the client has already re-authenticated
@@ -89,6 +90,8 @@ export type WatchFailure = 'transient' | 'invalid' | 'unauthorized' | 'forbidden
 export function watchFailure(err: unknown): WatchFailure {
   if (err instanceof AuthError) return 'unauthorized';
   if (!(err instanceof ApiError) || isExpired(err) || isRetryable(err)) return 'transient';
+  // The watcher falls back to list+watch; the plain list's answer is the one that counts.
+  if (isStreamingListRefused(err)) return 'transient';
   const code = err.statusCode;
   if (code === 401) return 'unauthorized';
   if (code === 403) return 'forbidden';
@@ -96,6 +99,18 @@ export function watchFailure(err: unknown): WatchFailure {
   // 408 Request Timeout: the server gave up waiting, not on the request.
   if (code >= 400 && code < 500 && code !== 408) return 'invalid';
   return 'transient';
+}
+
+/**
+ * The apiserver refused a streaming initial list (a watch with `sendInitialEvents=true`) as an
+ * invalid request: what a server without the WatchList feature answers (422 "sendInitialEvents is
+ * forbidden for watch unless the WatchList feature gate is enabled"), and also what any invalid
+ * request gets first. A watcher then falls back to list+watch, whose answer tells which it was.
+ */
+export function isStreamingListRefused(err: unknown): boolean {
+  if (!(err instanceof ApiError) || !isInvalid(err)) return false;
+  const query = err.request?.path.split('?')[1];
+  return query !== undefined && new URLSearchParams(query).get('sendInitialEvents') === 'true';
 }
 
 /** A watch stream that died mid-way (reset, malformed frame): resume or relist, never give up. */

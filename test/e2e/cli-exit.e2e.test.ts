@@ -305,3 +305,36 @@ test('raven watch ends with status 1 and the 401 message when its credentials st
   assert.equal(code, 1, raven.stderr());
   assert.match(raven.stderr(), /^raven watch: 401 Unauthorized: .*refused after refreshing them/m);
 });
+
+test('without the streaming initial list (WatchList off) raven watch lists and watches quietly, and a rejected selector still ends it', async (t) => {
+  const plane = await privateCluster();
+  t.after(() => plane.stop());
+  const ns = await freshNamespace(plane);
+  await ok(
+    plane.adminRequest('POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'before' } }),
+  );
+  // An apiserver that answers sendInitialEvents with 422, as servers without the WatchList feature do.
+  plane.state.argv.apiserver.push('--feature-gates=WatchList=false');
+  await plane.restartApiserver();
+
+  const raven = startRaven(['watch', 'configmaps', '-n', ns], { kubeconfig: plane.kubeconfig });
+  t.after(() => raven.kill('SIGKILL'));
+  await waitForLine(raven, 'the existing ConfigMap is listed', /^EXISTING\s+before\b/);
+  await ok(
+    plane.adminRequest('POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'after' } }),
+  );
+  await waitForLine(raven, 'the ConfigMap created while watching', /^ADDED\s+after\b/);
+  assert.equal(await interrupt(raven), 0, 'Ctrl-C exits 0');
+  assert.equal(raven.stderr(), '', 'falling back to list+watch is not a failure to report');
+
+  const rejected = await runRaven(['watch', 'pods', '-n', ns, '--field-selector', 'spec.foo=bar'], {
+    kubeconfig: plane.kubeconfig,
+  });
+  assert.equal(rejected.code, 1, rejected.stderr);
+  assert.match(rejected.stderr, /^raven watch: 400 BadRequest: .*field label not supported: spec\.foo/m);
+  assert.doesNotMatch(
+    rejected.stderr,
+    /sendInitialEvents/,
+    'the message is the plain list’s, not the fallback’s',
+  );
+});

@@ -1,30 +1,32 @@
 /**
- * `npm run bench -- [decode] [list-watch] [cache-heap] [--runs N] [--only a,b] [--events N]
- * [--objects N] [--pods N]`:
+ * `npm run bench -- [decode] [list-watch] [cache-heap] [recovery] [--runs N] [--only a,b]
+ * [--events N] [--objects N] [--pods N] [--scenarios a,b] [--stall-cap S]`:
  * the benchmarks of bench/, side by side with the peers, results written to bench/results/.
  *
  * Prepares what they need first: Node 24 in .cache/node-24 (the newest peers require Node 22 or
  * later, so every contestant runs under Node 24), the peers in bench/node_modules
  * (`npm --prefix bench install`, never in the root package), and a fresh build of dist/, which is
- * the Raven the benchmarks load. With no suite named, all run.
+ * the Raven the benchmarks load (RAVEN_BENCH_DIST=/path/to/dist loads another build instead, and
+ * nothing is built). With no suite named, all run.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { repoRoot } from '../bench/lib/child.js';
 import { runDecodeSuite } from '../bench/decode/suite.js';
 import { runListWatchSuite } from '../bench/list-watch/suite.js';
 import { runCacheHeapSuite } from '../bench/cache-heap/suite.js';
+import { runRecoverySuite } from '../bench/recovery/suite.js';
 
 const log = (line: string): void => {
   process.stderr.write(`bench: ${line}\n`);
 };
 
-function run(command: string, args: string[]): string {
+function run(command: string, args: string[], cwd = repoRoot): string {
   return execFileSync(command, args, {
-    cwd: repoRoot,
+    cwd,
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -61,9 +63,11 @@ async function main(): Promise<number> {
       objects: { type: 'string', default: '150000' },
       updates: { type: 'string', default: '5' },
       pods: { type: 'string', default: '10000' },
+      scenarios: { type: 'string' },
+      'stall-cap': { type: 'string', default: '200' },
     },
   });
-  const known = ['decode', 'list-watch', 'cache-heap'];
+  const known = ['decode', 'list-watch', 'cache-heap', 'recovery'];
   const suites = positionals.length === 0 ? known : positionals;
   const unknown = suites.filter((s) => !known.includes(s));
   if (unknown.length > 0) {
@@ -77,8 +81,15 @@ async function main(): Promise<number> {
     log('installing the peers: npm --prefix bench install');
     run('npm', ['--prefix', 'bench', 'install', '--no-audit', '--no-fund']);
   }
-  log('building dist/ (npm run build)');
-  run('npm', ['run', '--silent', 'build']);
+  const dist = process.env.RAVEN_BENCH_DIST;
+  if (dist === undefined || dist === '') {
+    log('building dist/ (npm run build)');
+    run('npm', ['run', '--silent', 'build']);
+  } else {
+    // Absolute, for the contestants' processes.
+    process.env.RAVEN_BENCH_DIST = resolve(dist);
+    log(`Raven from ${process.env.RAVEN_BENCH_DIST} (RAVEN_BENCH_DIST; not built)`);
+  }
   log(`contestants run under Node ${nodeVersion}`);
 
   const written: string[] = [];
@@ -116,10 +127,37 @@ async function main(): Promise<number> {
     });
     written.push(await save('cache-heap', result.markdown));
   }
+  if (suites.includes('recovery')) {
+    const result = await runRecoverySuite({
+      node,
+      nodeVersion,
+      runs: Number(values.runs ?? 5),
+      stallCapS: Number(values['stall-cap']),
+      raven: ravenSource(),
+      log,
+      ...(only === undefined ? {} : { only }),
+      ...(values.scenarios === undefined ? {} : { scenarios: values.scenarios.split(',') }),
+    });
+    written.push(await save('recovery', result.markdown));
+  }
   // Formatted as the repository's lint expects them.
   run(join(repoRoot, 'node_modules', '.bin', 'prettier'), ['--write', '--log-level', 'warn', ...written]);
   log(`results written to ${written.join(', ')}`);
   return 0;
+}
+
+/** Which Raven the contestants load: the commit of the tree its dist/ was built from. */
+function ravenSource(): string {
+  const dist = process.env.RAVEN_BENCH_DIST;
+  const tree = dist === undefined || dist === '' ? repoRoot : dirname(resolve(dist));
+  const where = dist === undefined || dist === '' ? 'dist/' : dist;
+  try {
+    const commit = run('git', ['rev-parse', '--short', 'HEAD'], tree).trim();
+    const dirty = run('git', ['status', '--porcelain', '--', 'src'], tree).trim() !== '';
+    return `${where} built from commit ${commit}${dirty ? ' with uncommitted changes in src/' : ''}`;
+  } catch {
+    return where;
+  }
 }
 
 async function save(name: string, markdown: string): Promise<string> {

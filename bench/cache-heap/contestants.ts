@@ -7,7 +7,7 @@
  * measured delta and the time to synced cover.
  */
 import { clientNodeConfig, loadClientNode, type ClientNodeInformer } from '../lib/peers.js';
-import { loadRaven, type Raven } from '../lib/raven.js';
+import { loadRaven, ravenDist, type Raven } from '../lib/raven.js';
 
 export interface CacheTarget {
   kubeconfig: string;
@@ -37,11 +37,10 @@ async function loadRavenCache(): Promise<{
   Informer: InformerModule['Informer'];
   dropManagedFields: DropModule['dropManagedFields'];
 }> {
-  const dist = new URL('../../dist/', import.meta.url);
   const [raven, informer, drop] = await Promise.all([
     loadRaven(),
-    import(new URL('informer/informer.js', dist).href) as Promise<InformerModule>,
-    import(new URL('cache/drop-managed-fields.js', dist).href) as Promise<DropModule>,
+    import(new URL('informer/informer.js', ravenDist).href) as Promise<InformerModule>,
+    import(new URL('cache/drop-managed-fields.js', ravenDist).href) as Promise<DropModule>,
   ]);
   return { raven, Informer: informer.Informer, dropManagedFields: drop.dropManagedFields };
 }

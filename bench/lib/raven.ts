@@ -2,7 +2,12 @@
  * Raven as the benchmarks load it: the compiled JavaScript in ../dist (run `npm run build` first;
  * `npm run bench` does), so Raven runs as users run it and as the peers run (compiled JS), with no
  * on-the-fly TypeScript transform. The types come from ../src, so type-checking needs no build.
+ * RAVEN_BENCH_DIST=/path/to/dist loads another build instead (an earlier commit, for a before and
+ * after comparison).
  */
+import { isAbsolute, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
 type KubeClientModule = typeof import('../../src/client/kube-client.js');
 type LoadConfigModule = typeof import('../../src/client/load-config.js');
 type DecodeWatchModule = typeof import('../../src/watch/decode/decode-watch-events.js');
@@ -15,10 +20,16 @@ export interface Raven {
   watch: WatcherModule['watch'];
 }
 
-const dist = new URL('../../dist/', import.meta.url);
+/** The dist/ directory Raven is loaded from, as a URL ending in a slash. */
+export const ravenDist: URL = (() => {
+  const explicit = process.env.RAVEN_BENCH_DIST;
+  if (explicit === undefined || explicit === '') return new URL('../../dist/', import.meta.url);
+  const path = isAbsolute(explicit) ? explicit : resolve(explicit);
+  return pathToFileURL(path.endsWith('/') ? path : `${path}/`);
+})();
 
 async function load<T>(path: string): Promise<T> {
-  return (await import(new URL(path, dist).href)) as T;
+  return (await import(new URL(path, ravenDist).href)) as T;
 }
 
 /** Import Raven's modules from dist. */

@@ -12,7 +12,7 @@
  * - 404: ask discovery again; end when the resource is no longer served, keep going when it is
  *   (a CRD not yet established answers 404 for a moment).
  */
-import { isStreamingListRefused, watchFailure } from '../errors/classify.js';
+import { watchFailure } from '../errors/classify.js';
 import type { WatcherStatus } from '../watch/watcher-events.js';
 
 /** Keep watching (printing `notice` on stderr, when there is one), or end with `message`. */
@@ -52,8 +52,6 @@ export class WatchFailures {
     const kind = watchFailure(error);
     switch (kind) {
       case 'transient':
-        // Not a failure to report: the watcher lists without the streaming initial list instead.
-        if (isStreamingListRefused(error)) return keepGoing(undefined);
         return keepGoing(`${error.message}; retrying${inARow(status)}`);
       case 'invalid':
         return { end: true, message: error.message };

@@ -90,8 +90,6 @@ export type WatchFailure = 'transient' | 'invalid' | 'unauthorized' | 'forbidden
 export function watchFailure(err: unknown): WatchFailure {
   if (err instanceof AuthError) return 'unauthorized';
   if (!(err instanceof ApiError) || isExpired(err) || isRetryable(err)) return 'transient';
-  // The watcher falls back to list+watch; the plain list's answer is the one that counts.
-  if (isStreamingListRefused(err)) return 'transient';
   const code = err.statusCode;
   if (code === 401) return 'unauthorized';
   if (code === 403) return 'forbidden';
@@ -99,18 +97,6 @@ export function watchFailure(err: unknown): WatchFailure {
   // 408 Request Timeout: the server gave up waiting, not on the request.
   if (code >= 400 && code < 500 && code !== 408) return 'invalid';
   return 'transient';
-}
-
-/**
- * The apiserver refused a streaming initial list (a watch with `sendInitialEvents=true`) as an
- * invalid request: what a server without the WatchList feature answers (422 "sendInitialEvents is
- * forbidden for watch unless the WatchList feature gate is enabled"), and also what any invalid
- * request gets first. A watcher then falls back to list+watch, whose answer tells which it was.
- */
-export function isStreamingListRefused(err: unknown): boolean {
-  if (!(err instanceof ApiError) || !isInvalid(err)) return false;
-  const query = err.request?.path.split('?')[1];
-  return query !== undefined && new URLSearchParams(query).get('sendInitialEvents') === 'true';
 }
 
 /** A watch stream that died mid-way (reset, malformed frame): resume or relist, never give up. */

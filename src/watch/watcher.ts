@@ -205,13 +205,22 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
           );
           this.#watchList = false;
         }
-        if (outcome.kind === 'failed' && !this.#aborted()) {
+        // A streaming initial list refused as invalid (400/422: no WatchList feature) is a fallback,
+        // not a failure: the plain list that follows answers for the request.
+        const refused =
+          outcome.kind === 'failed' &&
+          state.kind === 'watchList' &&
+          outcome.listed !== true &&
+          isInvalid(outcome.error);
+        if (refused) {
+          this.#log.info(
+            { err: outcome.error instanceof Error ? outcome.error.message : String(outcome.error) },
+            'the server does not serve the streaming initial list; using list+watch from now on',
+          );
+          this.#watchList = false;
+        } else if (outcome.kind === 'failed' && !this.#aborted()) {
           const err = outcome.error instanceof Error ? outcome.error : new Error(String(outcome.error));
           this.#lastError = { message: err.message, kind: errorKind(err), at: this.#clock.now() };
-          if (state.kind === 'watchList' && outcome.listed !== true && isInvalid(err)) {
-            this.#log.info({ err: err.message }, 'streaming initial list not served; using list+watch');
-            this.#watchList = false;
-          }
         }
         const next = transition(state, this.#aborted() ? { kind: 'aborted' } : outcome, {
           resourceVersion: this.#resourceVersion,
@@ -219,7 +228,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
           stableMs: this.#o.stableMs ?? 30_000,
           nextDelay: (error) => this.#policy.delayAfter(error),
         });
-        if (outcome.kind === 'failed' && !this.#aborted()) {
+        if (outcome.kind === 'failed' && !refused && !this.#aborted()) {
           if (next.kind === 'backoff') {
             // Missing RBAC, a 404 or repeated failures must not look like a quiet stream.
             this.#phase = this.#policy.failures >= 3 || !isTransient(outcome.error) ? 'failing' : 'backoff';

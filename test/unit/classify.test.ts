@@ -8,7 +8,6 @@ import {
   retryAfterSeconds,
   errorKind,
   watchFailure,
-  isStreamingListRefused,
   type WatchFailure,
 } from '../../src/errors/classify.js';
 import { TransportError, DecodeError, AuthError } from '../../src/errors/raven-error.js';
@@ -91,30 +90,4 @@ test('a watch failure is transient, invalid, unauthorized, forbidden or not-foun
   ];
   for (const [err, expected] of cases)
     assert.equal(watchFailure(err), expected, err instanceof Error ? err.message : String(err));
-});
-
-test('an invalid answer to a streaming initial list is transient: the watcher falls back to a plain list', () => {
-  const body = JSON.stringify({
-    kind: 'Status',
-    code: 422,
-    reason: 'Invalid',
-    message: 'sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled',
-  });
-  const streaming = apiErrorFromResponse(422, body, {
-    method: 'GET',
-    path: '/api/v1/namespaces/a/configmaps?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan',
-  });
-  const plain = apiErrorFromResponse(422, body, {
-    method: 'GET',
-    path: '/api/v1/namespaces/a/configmaps?limit=500',
-  });
-  assert.equal(isStreamingListRefused(streaming), true);
-  assert.equal(watchFailure(streaming), 'transient');
-  assert.equal(isStreamingListRefused(plain), false);
-  assert.equal(watchFailure(plain), 'invalid');
-  const forbidden = apiErrorFromResponse(403, JSON.stringify({ kind: 'Status', code: 403 }), {
-    method: 'GET',
-    path: '/api/v1/secrets?watch=true&sendInitialEvents=true',
-  });
-  assert.equal(watchFailure(forbidden), 'forbidden', 'only an invalid answer makes the watcher fall back');
 });

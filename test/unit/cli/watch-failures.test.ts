@@ -55,25 +55,6 @@ test('429, 5xx and 410 keep the watch going', async () => {
   }
 });
 
-test('a refused streaming initial list is not reported: the plain list that follows decides', async () => {
-  const judge = failures();
-  const status422 = (path: string): Error =>
-    apiErrorFromResponse(
-      422,
-      JSON.stringify({
-        kind: 'Status',
-        code: 422,
-        reason: 'Invalid',
-        message: 'sendInitialEvents is forbidden',
-      }),
-      { method: 'GET', path },
-    );
-  const streaming = await judge.judge(status422('/api/v1/pods?watch=true&sendInitialEvents=true'), status);
-  assert.equal(said(streaming), 'go: -');
-  const plain = await judge.judge(status422('/api/v1/pods?limit=500'), status);
-  assert.match(said(plain), /^end: 422 Invalid: sendInitialEvents is forbidden/);
-});
-
 test('a field selector the server rejects ends the watch with the server message', async () => {
   const error = api(400, 'BadRequest', 'field label not supported: spec.foo');
   const verdict = await failures().judge(error, status);

@@ -4,12 +4,15 @@
  *
  * Guarantees:
  * - at-least-once delivery per sink, in order per object; every delivery (and every change a sink
- *   is routed but filtered from) is recorded in the sink's checkpoint;
- * - at start, each sink gets exactly what changed since its checkpoint (added, modified with the
- *   diff, deleted) — nothing for unchanged objects; a sink with no checkpoint gets a baseline
- *   (`initial: none`) or an `added` per object (`initial: added`);
+ *   is routed but filtered from) is recorded in the sink's checkpoint, with, per watcher, the
+ *   resourceVersion up to which every sink confirmed every change (`watcher-sinks.ts`);
+ * - after a restart each watch resumes from that resourceVersion, so the apiserver replays every
+ *   change made since (a change a sink already has is skipped); only when it has expired does the
+ *   daemon list and deliver what differs from each sink's checkpoint, and it reports that gap;
+ * - a sink with no checkpoint gets a baseline (`initial: none`) or an `added` per object
+ *   (`initial: added`);
  * - a sink that falls past its backlog limit is brought up to date from its checkpoint once it
- *   accepts events again (intermediate states of an object are then coalesced);
+ *   accepts events again (intermediate states of an object are then coalesced: a gap, reported);
  * - a failing sink or handler never blocks the others or the watchers;
  * - on shutdown, watching stops, deliveries drain up to `shutdown.drainTimeoutSeconds`, and the
  *   checkpoints are written.
@@ -26,7 +29,6 @@ import { errorKind, isRetryable } from '../errors/classify.js';
 import { ConfigError } from '../errors/raven-error.js';
 import { systemClock, sleep, type Clock, type TimerHandle } from '../util/clock.js';
 import { silentLogger, type Logger } from '../util/logger.js';
-import type { ChangeEvent } from './change-event.js';
 import type { CheckpointStore } from './checkpoint/checkpoint-store.js';
 import { MemoryCheckpointStore } from './checkpoint/memory-checkpoint-store.js';
 import { SqliteCheckpointStore } from './checkpoint/sqlite-checkpoint-store.js';
@@ -37,9 +39,8 @@ import { HealthServer, type Readiness } from './health-server.js';
 import { RavenMetrics } from './metrics.js';
 import { Router } from './router.js';
 import { buildSink } from './sinks/build-sink.js';
-import type { Sink } from './sinks/sink.js';
 import { WatcherPipeline } from './watcher-pipeline.js';
-import { catchUpEvents, startUpEvents, type CatchUpContext } from './sink-catch-up.js';
+import { WatcherSinks, type WatcherSinksContext } from './watcher-sinks.js';
 import { OpenStackClient } from '../openstack/openstack-client.js';
 import { Translator } from '../translator/translator.js';
 import { defaultSettings } from '../translator/settings.js';
@@ -227,29 +228,23 @@ export class Daemon {
       config.checkpoint.type === 'sqlite'
         ? SqliteCheckpointStore.open(config.checkpoint.path, { clock: this.#clock, logger: this.#log })
         : new MemoryCheckpointStore();
-    const silent = new WeakSet<ChangeEvent>();
     const deliveries = new Map<string, SinkDelivery>();
     const handlers = new Map<string, HandlerRunner>();
+    const watcherSinks = new Map<string, WatcherSinks>();
+    const overflowedAt = new Map<string, number>();
     const stopWork = new AbortController();
     const onAbort = (): void => stopWork.abort(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
-    const now = (): string => new Date(this.#clock.now()).toISOString();
     try {
       for (const sinkConfig of config.sinks) {
         const sink = buildSink(sinkConfig, {
           clock: this.#clock,
           ...(this.#options.stdout === undefined ? {} : { stdout: this.#options.stdout }),
         });
-        // Filtered changes travel through the queue too, so the checkpoint advances in order.
-        const checkpointed: Sink = {
-          name: sink.name,
-          deliver: (event, s) => (silent.has(event) ? Promise.resolve() : sink.deliver(event, s)),
-          close: () => sink.close?.() ?? Promise.resolve(),
-        };
         const d = sinkConfig.delivery;
         deliveries.set(
           sink.name,
-          new SinkDelivery(checkpointed, {
+          new SinkDelivery(sink, {
             concurrency: d.concurrency,
             maxAttempts: d.maxAttempts,
             initialBackoffMs: d.initialBackoffMs,
@@ -258,9 +253,10 @@ export class Daemon {
             maxBacklog: d.maxBacklog,
             ...(d.deadLetterPath === undefined ? {} : { deadLetterPath: d.deadLetterPath }),
             clock: this.#clock,
-            logger: this.#log.child({ sink: sink.name }),
+            logger: this.#log,
             metrics: this.metrics.forSink(sink.name),
-            onDelivered: (event) => checkpoints.recordDelivered(event, sink.name),
+            // The checkpoint records what each event's routing says when it settles (watcher-sinks.ts);
+            // a dead-lettered change counts as handled: it is in the dead-letter file.
             onDeadLetter: (event, error) => {
               this.#log.error(
                 {
@@ -270,25 +266,26 @@ export class Daemon {
                 },
                 'event dead-lettered',
               );
-              // A dead-lettered change counts as handled for the checkpoint: it is in the dead-letter file.
-              checkpoints.recordDelivered(event, sink.name);
             },
-            onOverflow: () =>
+            onOverflow: () => {
+              overflowedAt.set(sink.name, this.#clock.now());
               this.#log.warn(
                 { sink: sink.name },
                 'sink fell behind its backlog limit; it will be resynced from its checkpoint',
-              ),
+              );
+            },
           }),
         );
       }
-      const send = (event: ChangeEvent, sink: string): void => {
-        const delivery = deliveries.get(sink);
-        if (delivery === undefined) return;
-        if (router.verdict(event, sink) === 'silent') {
-          silent.add(event);
-          this.metrics.filtered.inc({ watcher: event.watcher, sink });
-        }
-        delivery.enqueue(event);
+      const sinkSide: WatcherSinksContext = {
+        router,
+        deliveries,
+        checkpoints,
+        metrics: this.metrics,
+        logger: this.#log,
+        clock: this.#clock,
+        diffIgnore: config.diff.ignore,
+        gapNotices: new Set(config.sinks.filter((s) => s.gapNotices).map((s) => s.name)),
       };
       for (const [index, h] of config.handlers.entries()) {
         const context: HandlerContext = {
@@ -325,25 +322,14 @@ export class Daemon {
       }
 
       let resyncTimer: TimerHandle | undefined;
-      const catchUp: CatchUpContext = {
-        checkpoints,
-        router,
-        silent,
-        diffIgnore: config.diff.ignore,
-        now,
-        logger: this.#log,
-      };
       const checkOverflow = (): void => {
         for (const [sink, delivery] of deliveries) {
           if (delivery.state !== 'overflowed') continue;
-          const events: ChangeEvent[] = [];
-          for (const watcher of router.watchersOf(sink)) {
-            const pipeline = this.#pipelines.get(watcher);
-            if (pipeline?.synced !== true) continue;
-            events.push(...catchUpEvents(catchUp, pipeline, sink, pipeline.objects(), 'resync'));
-          }
-          this.#log.info({ sink, events: events.length }, 'resyncing sink from its checkpoint');
-          delivery.resync(events);
+          const items = router
+            .watchersOf(sink)
+            .flatMap((watcher) => watcherSinks.get(watcher)?.resync(sink, overflowedAt.get(sink)) ?? []);
+          this.#log.info({ sink, events: items.length }, 'resyncing sink from its checkpoint');
+          delivery.resync(items);
         }
         resyncTimer = this.#clock.setTimeout(checkOverflow, RESYNC_CHECK_MS);
       };
@@ -353,7 +339,9 @@ export class Daemon {
         const resolved = resources.get(watcherConfig.name);
         if (resolved === undefined) return;
         const pipeline = new WatcherPipeline(watcherConfig, resolved);
+        const sinks = new WatcherSinks(sinkSide, pipeline);
         this.#pipelines.set(watcherConfig.name, pipeline);
+        watcherSinks.set(watcherConfig.name, sinks);
         const log = this.#log.child({ watcher: watcherConfig.name });
         await pipeline.run(
           {
@@ -364,24 +352,26 @@ export class Daemon {
             signal: stopWork.signal,
           },
           {
-            synced: (objects) => {
-              log.info({ objects: objects.length }, 'synced');
-              for (const sink of router.sinksOf(watcherConfig.name)) {
-                for (const event of startUpEvents(catchUp, pipeline, sink, objects))
-                  deliveries.get(sink)?.enqueue(event);
-              }
+            watching: (scopes) => sinks.watching(scopes),
+            scopeListed: (scope, rv) => sinks.scopeListed(scope, rv),
+            synced: (objects, resumed) => {
+              log.info({ objects: objects.length, resumed }, 'synced');
+              sinks.synced(objects, resumed);
             },
-            change: (event) => {
+            change: (event, scope) => {
               this.metrics.events.inc({ watcher: event.watcher, type: event.type });
-              for (const sink of router.sinksOf(event.watcher)) send(event, sink);
+              sinks.change(event, scope);
               for (const name of router.handlersFor(event)) handlers.get(name)?.push(event);
             },
+            progress: (scope, rv) => sinks.progress(scope, rv),
             relisting: () => this.metrics.relists.inc({ watcher: watcherConfig.name }),
-            error: (error, status) => {
+            relisted: (scope, relist) => sinks.relisted(scope, relist),
+            // The watcher logs each failure once (`watch failed; recovering`); here it is counted.
+            error: (error) => {
               this.metrics.watchErrors.inc({ watcher: watcherConfig.name, kind: errorKind(error) });
-              log.warn({ err: error.message, phase: status.phase }, 'watch error; recovering');
             },
           },
+          sinks.start(),
         );
       });
       const translations = config.translators.map((t) => this.#runTranslator(t, client, stopWork.signal));

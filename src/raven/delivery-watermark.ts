@@ -101,6 +101,11 @@ export class DeliveryWatermark {
     this.add(scope, resourceVersion, []);
   }
 
+  /** `mark` waits for `by` too (it must not be settled yet). */
+  expect(mark: Mark, by: string): void {
+    mark.waiting.add(by);
+  }
+
   /** `by` is done with `mark`. Settling twice, or by someone not waited for, changes nothing. */
   settle(mark: Mark, by: string): void {
     if (!mark.waiting.delete(by) || mark.waiting.size > 0) return;

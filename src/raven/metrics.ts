@@ -23,7 +23,7 @@ export class RavenMetrics {
   });
   readonly deliveries = new Counter({
     name: 'raven_deliveries_total',
-    help: 'Delivery attempts per sink and outcome (delivered, failed, retried, dead_lettered).',
+    help: 'Delivery attempts per sink and outcome (delivered, failed, retried, dead_lettered, duplicate).',
     labelNames: ['sink', 'outcome'] as const,
     registers: [this.registry],
   });
@@ -44,6 +44,12 @@ export class RavenMetrics {
     name: 'raven_delivery_overflows_total',
     help: 'Times a sink fell past its backlog limit and was switched to resync from its checkpoint.',
     labelNames: ['sink'] as const,
+    registers: [this.registry],
+  });
+  readonly gaps = new Counter({
+    name: 'raven_gaps_total',
+    help: 'Times intermediate changes may not reach a sink (resume-expired, relist, no-resume-point, overflow); the end state still does.',
+    labelNames: ['watcher', 'sink', 'reason'] as const,
     registers: [this.registry],
   });
   readonly relists = new Counter({
@@ -122,6 +128,7 @@ export class RavenMetrics {
   forSink(sink: string): DeliveryMetrics {
     return {
       delivered: () => this.deliveries.inc({ sink, outcome: 'delivered' }),
+      duplicate: () => this.deliveries.inc({ sink, outcome: 'duplicate' }),
       failed: () => this.deliveries.inc({ sink, outcome: 'failed' }),
       retried: () => this.deliveries.inc({ sink, outcome: 'retried' }),
       deadLettered: () => this.deliveries.inc({ sink, outcome: 'dead_lettered' }),

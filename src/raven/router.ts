@@ -5,9 +5,10 @@
  */
 import type { ChangeEvent, ChangeType } from './change-event.js';
 import type { RavenConfig } from './config/raven-config-schema.js';
+import type { Verdict } from './delivery/sink-delivery.js';
 import { passes } from './predicates.js';
 
-export type Verdict = 'deliver' | 'silent';
+export type { Verdict };
 
 export class Router {
   readonly #config: RavenConfig;

@@ -1,75 +1,92 @@
 /**
- * Bringing a sink up to date from its checkpoint — at start-up (`restart`: what changed while Raven
- * was down) and after the sink fell past its backlog limit (`resync`). Either way the sink gets,
- * per object, one change from the state it last confirmed to the state now; changes its routes or
- * predicates filter out, and noise-only updates, travel through its queue silently so that its
- * checkpoint advances in order. A sink with no checkpoint (its first run) gets a baseline, or an
- * `added` per object when the watcher says `initial: added`.
+ * Bringing a sink up to date from its checkpoint — at start-up when the watch could not resume
+ * (`restart`: what changed while Raven was down), after a resumed watch found its resourceVersion
+ * expired (`restart`, for the relisted scope), and after the sink fell past its backlog limit
+ * (`resync`). Either way the sink gets, per object, one change from the state it last confirmed to
+ * the state now; changes its routes or predicates filter out, and noise-only updates, travel
+ * through its queue silently so that its checkpoint advances in order. A sink with no checkpoint
+ * (its first run) gets a baseline, or an `added` per object when the watcher says `initial: added`.
+ *
+ * What is returned is records with the router's verdict; the caller adds what happens once each
+ * is settled.
  */
 import type { KubeObject } from '../client/kube-object.js';
 import type { Logger } from '../util/logger.js';
-import type { ChangeEvent } from './change-event.js';
 import { changesSince } from './checkpoint/changes-since.js';
 import type { CheckpointStore } from './checkpoint/checkpoint-store.js';
+import type { RoutedRecord } from './delivery/sink-delivery.js';
 import type { Router } from './router.js';
 import { toChangeEvent } from './to-change-event.js';
 import type { WatcherPipeline } from './watcher-pipeline.js';
 
+/** The watcher a catch-up is for. */
+type Watched = Pick<WatcherPipeline, 'config' | 'resource'>;
+
 export interface CatchUpContext {
   checkpoints: CheckpointStore;
   router: Router;
-  /** Events a sink's queue passes without calling the sink (checkpointed only). */
-  silent: WeakSet<ChangeEvent>;
   diffIgnore: readonly string[];
   now: () => string;
   logger: Logger;
 }
 
-/** What `sink` must receive for `pipeline`'s objects to catch up from its checkpoint, silent ones marked. */
+/**
+ * What `sink` must receive for `objects` to catch up from its checkpoint. With `namespace`, only
+ * that namespace's part of the checkpoint is compared (one scope of the watcher relisted).
+ */
 export function catchUpEvents(
   ctx: CatchUpContext,
-  pipeline: WatcherPipeline,
+  pipeline: Watched,
   sink: string,
   objects: readonly KubeObject[],
   origin: 'restart' | 'resync',
-): ChangeEvent[] {
+  namespace?: string,
+): RoutedRecord[] {
   const watcher = pipeline.config.name;
-  const found = changesSince(ctx.checkpoints.entries(watcher, sink), objects, {
+  let entries = ctx.checkpoints.entries(watcher, sink);
+  if (namespace !== undefined) entries = [...entries].filter((e) => e.key.startsWith(`${namespace}/`));
+  const found = changesSince(entries, objects, {
     watcher,
     resource: pipeline.resource,
     origin,
     diffIgnore: ctx.diffIgnore,
     now: ctx.now,
   });
-  for (const event of found.events) if (ctx.router.verdict(event, sink) === 'silent') ctx.silent.add(event);
-  for (const event of found.silentUpdates) ctx.silent.add(event);
-  return [...found.events, ...found.silentUpdates];
+  return [
+    ...found.events.map((record) => ({ record, verdict: ctx.router.verdict(record, sink) })),
+    ...found.silentUpdates.map((record) => ({ record, verdict: 'silent' as const })),
+  ];
 }
 
-/** A sink's start-up for one watcher, once that watcher first synced: events to enqueue (maybe none). */
+/**
+ * A sink's start-up for one watcher, once that watcher first synced: records to enqueue (maybe
+ * none). With `resumed`, the watch replays what a sink with a checkpoint missed: only a sink
+ * without one (its first run) gets anything, from `objects` (the state it resumed from).
+ */
 export function startUpEvents(
   ctx: CatchUpContext,
-  pipeline: WatcherPipeline,
+  pipeline: Watched,
   sink: string,
   objects: readonly KubeObject[],
-): ChangeEvent[] {
+  resumed = false,
+): RoutedRecord[] {
   const watcher = pipeline.config.name;
   if (ctx.checkpoints.hasCheckpoint(watcher, sink)) {
-    const events = catchUpEvents(ctx, pipeline, sink, objects, 'restart');
+    if (resumed) return [];
+    const records = catchUpEvents(ctx, pipeline, sink, objects, 'restart');
     ctx.logger.info(
-      { watcher, sink, changes: events.filter((e) => !ctx.silent.has(e)).length },
+      { watcher, sink, changes: records.filter((r) => r.verdict === 'deliver').length },
       'changes since the last run',
     );
-    return events;
+    return records;
   }
   if (pipeline.config.initial === 'added' && objects.length > 0) {
     return objects.map((object) => {
-      const event = toChangeEvent(
+      const record = toChangeEvent(
         { watcher, resource: pipeline.resource, time: ctx.now() },
         { type: 'added', object, origin: 'restart' },
       );
-      if (ctx.router.verdict(event, sink) === 'silent') ctx.silent.add(event);
-      return event;
+      return { record, verdict: ctx.router.verdict(record, sink) };
     });
   }
   ctx.checkpoints.recordBaseline(watcher, sink, objects);

@@ -1,15 +1,25 @@
 /**
  * One configured watcher at work: it watches the resource in its scope, keeps every current object
- * (redacted, as sinks will see them), and turns each change into a ChangeEvent for the daemon. The
- * first complete list is announced with all current objects, so the daemon can compare them with
- * each sink's checkpoint before any live change is passed on.
+ * (redacted, as sinks will see them), and turns each change into a ChangeEvent for the daemon.
+ *
+ * A watcher may be several watches (one per namespace, see `watch-resource.ts`); each is a scope,
+ * and the daemon is told which scope every change, bookmark and relist came from, since each
+ * scope follows its own resourceVersions. The first complete list of every scope is announced with
+ * all current objects, so the daemon can compare them with each sink's checkpoint before any live
+ * change is passed on.
+ *
+ * Resumed (`resume`), it lists nothing: it starts from the objects and resourceVersion the daemon
+ * kept, announces them at once, and the apiserver replays every change since. If a scope's
+ * resourceVersion has expired before it delivered anything, the relist's results are not passed
+ * on as changes: `relisted` says `atResumePoint`, and the daemon compares checkpoints instead.
  */
 import type { ResolvedResource } from '../client/api-resource.js';
 import type { KubeObject } from '../client/kube-object.js';
 import { keyOf } from '../watch/known-objects.js';
+import { merge } from '../watch/merge.js';
 import { watchResource, type ScopedWatcher } from '../watch/watch-resource.js';
-import type { WatchTransport } from '../watch/watcher.js';
-import type { WatcherStatus } from '../watch/watcher-events.js';
+import type { Watcher, WatchTransport } from '../watch/watcher.js';
+import type { WatcherEvent, WatcherStatus } from '../watch/watcher-events.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/logger.js';
 import type { ChangeEvent, ResourceId } from './change-event.js';
@@ -17,13 +27,47 @@ import type { WatcherConfig } from './config/watcher-schema.js';
 import { redact } from './redact.js';
 import { toChangeEvent } from './to-change-event.js';
 
+/** How a scope's relist went. */
+export interface Relist {
+  /** The relist's resourceVersion: every change up to it is in the objects now. */
+  resourceVersion: string;
+  /** The resourceVersion the scope was at when it lost its place. */
+  from: string | undefined;
+  /** When the scope last heard from the server before that (milliseconds since the epoch). */
+  lastEventAt: number | undefined;
+  /** The resumed watch expired before delivering anything; its results were not passed on. */
+  atResumePoint: boolean;
+}
+
 export interface PipelineCallbacks {
-  /** The first list is complete: `objects` is everything that exists now. */
-  synced(objects: readonly KubeObject[]): void;
-  /** A change after the first list (live, or found by a relist). */
-  change(event: ChangeEvent): void;
-  relisting(): void;
+  /** The watches are planned: one scope per namespace watched, or `*` for one watch of all. */
+  watching(scopes: readonly string[]): void;
+  /** A scope finished its first list at `resourceVersion` (never called when resumed). */
+  scopeListed(scope: string, resourceVersion: string): void;
+  /** Every scope has listed, or the pipeline resumed: `objects` is everything known now. */
+  synced(objects: readonly KubeObject[], resumed: boolean): void;
+  /** A change after `synced` (live, or a relist's result), from `scope`. */
+  change(event: ChangeEvent, scope: string): void;
+  /** The server confirmed `scope` up to `resourceVersion` without a change (a bookmark). */
+  progress(scope: string, resourceVersion: string): void;
+  relisting(scope: string): void;
+  /** A relist of `scope` completed after `synced`. */
+  relisted(scope: string, relist: Relist): void;
   error(error: Error, status: WatcherStatus): void;
+}
+
+/** Where to resume: the resourceVersion to watch from and the objects known at it (redacted). */
+export interface ResumeFrom {
+  resourceVersion: string;
+  objects: readonly KubeObject[];
+}
+
+interface ScopeState {
+  relisting: boolean;
+  /** Resumed and nothing heard yet: a relist now means the resume point had expired. */
+  atResumePoint: boolean;
+  from: string | undefined;
+  lastEventAt: number | undefined;
 }
 
 export class WatcherPipeline {
@@ -58,6 +102,12 @@ export class WatcherPipeline {
     return [...this.#objects.values()];
   }
 
+  /** Current objects of one scope: a namespace, or `*` for all. */
+  objectsIn(scope: string): KubeObject[] {
+    const all = this.objects();
+    return scope === '*' ? all : all.filter((object) => object.metadata?.namespace === scope);
+  }
+
   get(namespace: string | undefined, name: string): KubeObject | undefined {
     return this.#objects.get(keyOf({ namespace, name }));
   }
@@ -72,6 +122,7 @@ export class WatcherPipeline {
       signal: AbortSignal;
     },
     callbacks: PipelineCallbacks,
+    resume?: ResumeFrom,
   ): Promise<void> {
     const c = this.config;
     const watcher = watchResource({
@@ -86,16 +137,38 @@ export class WatcherPipeline {
       clock: options.clock,
       logger: options.logger,
       signal: options.signal,
+      ...(resume === undefined ? {} : { resume }),
     });
     this.#watcher = watcher;
+    const scopes = new Map<string, ScopeState>();
+    for (const scope of watcher.watchers.keys()) {
+      scopes.set(scope, {
+        relisting: false,
+        atResumePoint: resume !== undefined,
+        from: resume?.resourceVersion,
+        lastEventAt: undefined,
+      });
+    }
+    callbacks.watching([...scopes.keys()]);
+    if (resume !== undefined) {
+      for (const object of resume.objects) this.#objects.set(keyOf(object.metadata), object);
+      this.#synced = true;
+      callbacks.synced(this.objects(), true);
+    }
+    const unlisted = new Set(resume === undefined ? scopes.keys() : []);
     const context = { watcher: c.name, resource: this.resource, diffIgnore: options.diffIgnore };
-    let relisting = false;
-    for await (const event of watcher) {
-      const time = new Date(options.clock.now()).toISOString();
+    const sources = [...watcher.watchers].map(([scope, w]) => tagged(scope, w));
+    for await (const { scope, event } of merge(sources, () => watcher.close())) {
+      const state = scopes.get(scope);
+      if (state === undefined) continue;
+      const now = options.clock.now();
       switch (event.type) {
         case 'listing':
-          relisting = event.relist;
-          if (event.relist) callbacks.relisting();
+          if (event.relist) {
+            state.relisting = true;
+            state.from = watcher.watchers.get(scope)?.status().resourceVersion ?? state.from;
+            callbacks.relisting(scope);
+          }
           break;
         case 'initial': {
           const object = redact(event.object, this.resource.resource);
@@ -104,41 +177,75 @@ export class WatcherPipeline {
         }
         case 'synced':
           if (!event.relist) {
-            this.#synced = true;
-            callbacks.synced(this.objects());
+            unlisted.delete(scope);
+            callbacks.scopeListed(scope, event.resourceVersion);
+            if (unlisted.size === 0 && !this.#synced) {
+              this.#synced = true;
+              callbacks.synced(this.objects(), false);
+            }
+          } else if (state.relisting && this.#synced) {
+            callbacks.relisted(scope, {
+              resourceVersion: event.resourceVersion,
+              from: state.from,
+              lastEventAt: state.lastEventAt,
+              atResumePoint: state.atResumePoint,
+            });
           }
-          relisting = false;
+          state.relisting = false;
+          state.atResumePoint = false;
+          state.lastEventAt = now;
           break;
         case 'added':
         case 'modified':
         case 'deleted': {
-          const origin = relisting ? 'relist' : 'live';
-          const key = keyOf(event.object.metadata);
-          const previous = this.#objects.get(key);
-          const change = toChangeEvent(
-            { ...context, time },
-            {
-              type: event.type,
-              object:
-                event.type === 'deleted' && event.tombstone && previous !== undefined
-                  ? previous
-                  : event.object,
-              previous: event.type === 'modified' ? previous : undefined,
-              tombstone: event.type === 'deleted' && event.tombstone,
-              origin,
-            },
-          );
-          if (event.type === 'deleted') this.#objects.delete(key);
-          else this.#objects.set(key, change.object);
-          if (this.#synced) callbacks.change(change);
+          const change = this.#apply(event, state.relisting ? 'relist' : 'live', {
+            ...context,
+            time: new Date(now).toISOString(),
+          });
+          const passOn = this.#synced && !(state.relisting && state.atResumePoint);
+          if (!state.relisting) {
+            state.atResumePoint = false;
+            state.lastEventAt = now;
+          }
+          if (passOn) callbacks.change(change, scope);
           break;
         }
+        case 'bookmark':
+          state.atResumePoint = false;
+          state.lastEventAt = now;
+          if (this.#synced) callbacks.progress(scope, event.resourceVersion);
+          break;
         case 'error':
           callbacks.error(event.error, event.status);
-          break;
-        case 'bookmark':
           break;
       }
     }
   }
+
+  /** Turn a watcher's change into a ChangeEvent and apply it to the objects. */
+  #apply(
+    event: Extract<WatcherEvent, { type: 'added' | 'modified' | 'deleted' }>,
+    origin: 'live' | 'relist',
+    context: Parameters<typeof toChangeEvent>[0],
+  ): ChangeEvent {
+    const key = keyOf(event.object.metadata);
+    const previous = this.#objects.get(key);
+    const change = toChangeEvent(context, {
+      type: event.type,
+      object: event.type === 'deleted' && event.tombstone && previous !== undefined ? previous : event.object,
+      previous: event.type === 'modified' ? previous : undefined,
+      tombstone: event.type === 'deleted' && event.tombstone,
+      origin,
+    });
+    if (event.type === 'deleted') this.#objects.delete(key);
+    else this.#objects.set(key, change.object);
+    return change;
+  }
+}
+
+async function* tagged(
+  scope: string,
+  watcher: Watcher,
+): AsyncGenerator<{ scope: string; event: WatcherEvent }, void, undefined> {
+  for await (const event of watcher) yield { scope, event };
 }

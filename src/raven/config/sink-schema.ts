@@ -58,6 +58,11 @@ export const deliverySchema = strictObject({
 const common = {
   name: nameSchema,
   delivery: deliverySchema.prefault({}),
+  /**
+   * Also deliver a `gap` notice whenever intermediate changes may never reach this sink (an
+   * expired resume point, a relist, an overflow): an audit trail then knows where it has a hole.
+   */
+  gapNotices: z.boolean().default(false),
 };
 
 const template = expecting(z.string(), 'a message template such as "{{type}} {{resource.kind}} {{name}}"')

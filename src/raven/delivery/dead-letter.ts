@@ -7,7 +7,7 @@
 import { appendFile, mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { errorKind, isRetryable } from '../../errors/classify.js';
-import type { ChangeEvent } from '../change-event.js';
+import type { SinkRecord } from '../gap-notice.js';
 
 export interface DeadLetterRecord {
   /** When the event was given up on (ISO 8601). */
@@ -15,7 +15,7 @@ export interface DeadLetterRecord {
   sink: string;
   attempts: number;
   error: { kind: string; message: string; retryable: boolean };
-  event: ChangeEvent;
+  event: SinkRecord;
 }
 
 /** The small interface the delivery writes to; {@link DeadLetterFile} is the usual one. */

@@ -16,6 +16,8 @@
 export interface DeliveryMetrics {
   /** An event was accepted by the sink. */
   delivered(): void;
+  /** An event was not delivered again: the sink had confirmed it before a restart. */
+  duplicate(): void;
   /** One attempt failed; `kind` is a short stable label (`sink`, `transport`, `unknown`). */
   failed(kind: string): void;
   /** A failed attempt will be tried again after a wait. */
@@ -33,6 +35,7 @@ export interface DeliveryMetrics {
 /** Reports nothing; the default. */
 export const noopDeliveryMetrics: DeliveryMetrics = {
   delivered: () => undefined,
+  duplicate: () => undefined,
   failed: () => undefined,
   retried: () => undefined,
   deadLettered: () => undefined,

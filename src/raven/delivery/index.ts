@@ -4,6 +4,10 @@
 export {
   SinkDelivery,
   type SinkDeliveryOptions,
+  type Routing,
+  type RoutedRecord,
+  type Settlement,
+  type Verdict,
   type DeliveryState,
   type OverflowedObject,
   type CloseResult,

@@ -3,6 +3,13 @@
  * bounded backlog. Every sink gets its own `SinkDelivery`, so a slow or failing sink never holds
  * up another; `enqueue` never waits for the sink.
  *
+ * What the owner decided about an event travels with it (`Routing`): `silent` events pass through
+ * the queue in order without reaching the sink (a filtered change whose checkpoint must advance);
+ * `alreadyDelivered` is asked when the event reaches the head of its object's queue, after every
+ * earlier event of the object settled, and skips one the sink already has (a change replayed
+ * after a restart); `settled` is told how the event left the queue. Gap notices travel in a lane
+ * of their own per watcher.
+ *
  * Guarantees:
  * - Order per object: the events of one object (same resource, namespace and name) are handed to
  *   the sink one after another, each only after the previous one was delivered or given up on.
@@ -12,6 +19,7 @@
  *   `maxAttempts` attempts. Then, or at once for a non-retryable error, the event is written to
  *   the dead-letter file, `onDeadLetter` is called, and the object's later events go on.
  *   A retry waiting for its time does not hold a concurrency slot.
+ * - Failures are logged at warn at most once per 30 s per sink, with a count (`failure-log.ts`).
  * - Bounded memory: at most `maxBacklog` events are held. One more and the delivery becomes
  *   `overflowed`: it drops every queued event (deliveries already in flight finish), remembers
  *   which objects were affected, drops (and remembers) every later event, and calls `onOverflow`.
@@ -27,11 +35,13 @@
 import { errorKind, isRetryable } from '../../errors/classify.js';
 import { systemClock, type Clock, type TimerHandle } from '../../util/clock.js';
 import { silentLogger, type Logger } from '../../util/logger.js';
-import { eventObjectKey, type ChangeEvent, type ResourceId } from '../change-event.js';
+import { eventObjectKey, type ResourceId } from '../change-event.js';
+import type { SinkRecord } from '../gap-notice.js';
 import { sinkRetryAfterMs } from '../sinks/sink-http-error.js';
 import type { Sink } from '../sinks/sink.js';
 import { DeadLetterFile, deadLetterError, type DeadLetterWriter } from './dead-letter.js';
 import { noopDeliveryMetrics, type DeliveryMetrics } from './delivery-metrics.js';
+import { FailureLog } from './failure-log.js';
 import { retryBackoffMs } from './retry-backoff.js';
 
 export interface SinkDeliveryOptions {
@@ -56,12 +66,33 @@ export interface SinkDeliveryOptions {
   random?: () => number;
   logger?: Logger;
   metrics?: DeliveryMetrics;
-  /** After the sink accepted an event (record checkpoints here). */
-  onDelivered?: (event: ChangeEvent) => void;
+  /** After the sink accepted an event, or a silent one passed (record checkpoints here). */
+  onDelivered?: (event: SinkRecord) => void;
   /** After an event was given up on and dead-lettered. */
-  onDeadLetter?: (event: ChangeEvent, error: unknown) => void;
+  onDeadLetter?: (event: SinkRecord, error: unknown) => void;
   /** Once per overflow: queued events were dropped; call `resync` to catch up. */
   onOverflow?: () => void;
+}
+
+/** Whether the sink sees an event, or it only passes through the queue in order. */
+export type Verdict = 'deliver' | 'silent';
+
+/** How an event left the queue (dropped and abandoned events never settle). */
+export type Settlement = 'delivered' | 'silent' | 'duplicate' | 'dead-lettered';
+
+/** What the owner decided about one event; it travels with the event through the queue. */
+export interface Routing {
+  /** Default `deliver`. */
+  verdict?: Verdict;
+  /** Asked at the head of the object's queue: true skips the event as one the sink already has. */
+  alreadyDelivered?: () => boolean;
+  /** Called once, when the event settles. */
+  settled?: (how: Settlement) => void;
+}
+
+/** An event with its routing, as `resync` takes them. */
+export interface RoutedRecord extends Routing {
+  record: SinkRecord;
 }
 
 /** `running`, `overflowed` (dropping until `resync`), `closing` (draining), `closed`. */
@@ -83,7 +114,8 @@ export interface CloseResult {
 }
 
 interface Pending {
-  event: ChangeEvent;
+  event: SinkRecord;
+  routing: Routing;
   enqueuedAt: number;
   attempts: number;
 }
@@ -96,8 +128,12 @@ interface Lane {
   timer: TimerHandle | undefined;
 }
 
-/** Per-object ordering key: the resource too, so a Service and a Deployment named alike do not wait on each other. */
-function laneKey(event: ChangeEvent): string {
+/**
+ * Per-object ordering key: the resource too, so a Service and a Deployment named alike do not
+ * wait on each other. Gap notices have a lane per watcher.
+ */
+function laneKey(event: SinkRecord): string {
+  if (event.type === 'gap') return `gap:${event.watcher}`;
   return `${event.resource.group}/${event.resource.resource}:${eventObjectKey(event)}`;
 }
 
@@ -124,6 +160,7 @@ export class SinkDelivery {
   readonly #random: () => number;
   readonly #logger: Logger;
   readonly #metrics: DeliveryMetrics;
+  readonly #failures: FailureLog;
   readonly #options: SinkDeliveryOptions;
   readonly #abort = new AbortController();
   readonly #lanes = new Map<string, Lane>();
@@ -150,6 +187,7 @@ export class SinkDelivery {
     this.#random = options.random ?? Math.random;
     this.#logger = (options.logger ?? silentLogger).child({ sink: sink.name });
     this.#metrics = options.metrics ?? noopDeliveryMetrics;
+    this.#failures = new FailureLog(this.#logger, this.#clock);
   }
 
   get state(): DeliveryState {
@@ -170,7 +208,7 @@ export class SinkDelivery {
    * Queue an event; never waits for the sink. False when it was not queued: dropped by an overflow
    * (and remembered for the resync), or the delivery is closing.
    */
-  enqueue(event: ChangeEvent): boolean {
+  enqueue(event: SinkRecord, routing: Routing = {}): boolean {
     switch (this.#state) {
       case 'closing':
       case 'closed':
@@ -184,7 +222,7 @@ export class SinkDelivery {
           this.#overflow(event);
           return false;
         }
-        this.#add(event);
+        this.#add(event, routing);
         this.#pump();
         return true;
     }
@@ -195,11 +233,11 @@ export class SinkDelivery {
    * object, computed against what this sink last confirmed, and take new events again. All of
    * them are queued even past `maxBacklog`: the owner already holds them in memory.
    */
-  resync(events: readonly ChangeEvent[]): void {
+  resync(events: readonly RoutedRecord[]): void {
     if (this.#state === 'closing' || this.#state === 'closed') return;
     this.#state = 'running';
     this.#overflowed.clear();
-    for (const event of events) this.#add(event);
+    for (const { record, ...routing } of events) this.#add(record, routing);
     this.#pump();
   }
 
@@ -253,7 +291,7 @@ export class SinkDelivery {
     }
   }
 
-  #add(event: ChangeEvent): void {
+  #add(event: SinkRecord, routing: Routing): void {
     const key = laneKey(event);
     let lane = this.#lanes.get(key);
     if (lane === undefined) {
@@ -261,18 +299,67 @@ export class SinkDelivery {
       this.#lanes.set(key, lane);
       this.#ready.push(lane);
     }
-    lane.pending.push({ event, enqueuedAt: this.#clock.now(), attempts: 0 });
+    lane.pending.push({ event, routing, enqueuedAt: this.#clock.now(), attempts: 0 });
     this.#setBacklog(this.#backlog + 1);
   }
 
   #pump(): void {
-    while (this.#active < this.#concurrency && this.#ready.length > 0 && this.#state !== 'closed') {
-      const lane = this.#ready.shift();
+    while (this.#state !== 'closed') {
+      const lane = this.#ready[0];
       if (lane === undefined) break;
       const head = lane.pending[0];
-      if (head === undefined) continue;
+      if (head === undefined) {
+        this.#ready.shift();
+        continue;
+      }
+      // Settled without the sink: needs no slot, and the lane goes on with its next event.
+      const passed = this.#passWithoutSink(head);
+      if (passed !== undefined) {
+        this.#ready.shift();
+        this.#settle(head, passed);
+        this.#finishHead(lane);
+        continue;
+      }
+      if (this.#active >= this.#concurrency) break;
+      this.#ready.shift();
       void this.#attempt(lane, head);
     }
+  }
+
+  /** `silent` or `duplicate` when the head settles without calling the sink. */
+  #passWithoutSink(item: Pending): 'silent' | 'duplicate' | undefined {
+    if (this.#isDuplicate(item)) return 'duplicate';
+    return item.routing.verdict === 'silent' ? 'silent' : undefined;
+  }
+
+  /** A check that throws counts as "not delivered yet": at least once, never lost. */
+  #isDuplicate(item: Pending): boolean {
+    try {
+      return item.routing.alreadyDelivered?.() === true;
+    } catch (err) {
+      this.#logger.error({ err: errorMessage(err) }, 'the alreadyDelivered check threw');
+      return false;
+    }
+  }
+
+  /** Tell the owner (and the metrics) how an event left the queue. */
+  #settle(item: Pending, how: Settlement): void {
+    switch (how) {
+      case 'delivered':
+        this.#metrics.delivered();
+        this.#metrics.latency((this.#clock.now() - item.enqueuedAt) / 1000);
+        this.#call(() => this.#options.onDelivered?.(item.event), 'onDelivered');
+        break;
+      case 'silent':
+        this.#call(() => this.#options.onDelivered?.(item.event), 'onDelivered');
+        break;
+      case 'duplicate':
+        this.#metrics.duplicate();
+        break;
+      case 'dead-lettered':
+        break;
+    }
+    this.#call(() => item.routing.settled?.(how), 'settled');
   }
 
   async #attempt(lane: Lane, item: Pending): Promise<void> {
@@ -294,9 +381,8 @@ export class SinkDelivery {
   }
 
   #delivered(lane: Lane, item: Pending): void {
-    this.#metrics.delivered();
-    this.#metrics.latency((this.#clock.now() - item.enqueuedAt) / 1000);
-    this.#call(() => this.#options.onDelivered?.(item.event), 'onDelivered');
+    this.#failures.succeeded();
+    this.#settle(item, 'delivered');
     this.#finishHead(lane);
   }
 
@@ -320,10 +406,12 @@ export class SinkDelivery {
             })
           : Math.min(asked, this.#maxRetryAfterMs);
       this.#metrics.retried();
-      this.#logger.debug(
-        { event: item.event.id, attempt: item.attempts, waitMs: wait, err: errorMessage(err) },
-        'delivery failed; retrying',
-      );
+      this.#failures.failed({
+        event: item.event.id,
+        attempt: item.attempts,
+        retryInMs: wait,
+        err: errorMessage(err),
+      });
       lane.timer = this.#clock.setTimeout(() => {
         lane.timer = undefined;
         lane.busy = false;
@@ -361,6 +449,7 @@ export class SinkDelivery {
     }
     this.#metrics.deadLettered();
     this.#call(() => this.#options.onDeadLetter?.(item.event, err), 'onDeadLetter');
+    this.#settle(item, 'dead-lettered');
   }
 
   /** The head is done (delivered, dead-lettered or dropped): on to the object's next event. */
@@ -372,7 +461,7 @@ export class SinkDelivery {
     else if (this.#lanes.get(lane.key) === lane) this.#lanes.delete(lane.key);
   }
 
-  #overflow(event: ChangeEvent): void {
+  #overflow(event: SinkRecord): void {
     this.#state = 'overflowed';
     this.#remember(event);
     let held = 0;
@@ -396,7 +485,9 @@ export class SinkDelivery {
     if (this.#idle()) this.#wakeIdle();
   }
 
-  #remember(event: ChangeEvent): void {
+  #remember(event: SinkRecord): void {
+    // A dropped gap notice is not an object to bring up to date: the resync reports its own gap.
+    if (event.type === 'gap') return;
     const key = `${event.watcher}\u0000${laneKey(event)}`;
     if (!this.#overflowed.has(key))
       this.#overflowed.set(key, {

@@ -9,8 +9,12 @@
  * - Mattermost: `{ text }` in Markdown, with optional `username` and `icon_url`.
  * - Microsoft Teams (workflow webhooks): a message with one Adaptive Card 1.4 attachment.
  * - Discord: `{ content, embeds }`, content within 2 000 characters, mentions disabled.
+ *
+ * A gap notice (for a sink that opted in) is a short text message in each product's format:
+ * `gap in watcher <name>: <what may be missing and why>`. Templates do not apply to it.
  */
 import { eventObjectKey, type ChangeEvent, type ChangeType } from '../change-event.js';
+import type { GapNotice, SinkRecord } from '../gap-notice.js';
 import { renderTemplate } from '../template.js';
 import { eventHeadline, eventLines, eventNote, fitLines, truncateText } from './event-summary.js';
 
@@ -43,9 +47,10 @@ const DISCORD_COLOR: Record<ChangeType, number> = { added: 0x2eb67d, modified: 0
 /** The body to POST for `platform`. */
 export function chatMessage(
   platform: ChatPlatform,
-  event: ChangeEvent,
+  event: SinkRecord,
   options: ChatMessageOptions = {},
 ): object {
+  if (event.type === 'gap') return gapMessage(platform, event, options);
   switch (platform) {
     case 'slack':
       return slackMessage(event, options);
@@ -55,6 +60,49 @@ export function chatMessage(
       return teamsMessage(event, options);
     case 'discord':
       return discordMessage(event, options);
+  }
+}
+
+/** A gap notice as a short message: one line of text, escaped and cut for the product. */
+export function gapMessage(
+  platform: ChatPlatform,
+  notice: GapNotice,
+  options: ChatMessageOptions = {},
+): object {
+  const where = notice.namespace === undefined ? '' : ` (namespace ${notice.namespace})`;
+  const text = `gap in watcher ${notice.watcher}${where}: ${notice.message}`;
+  switch (platform) {
+    case 'slack':
+      return { text: truncateText(slackEscape(text), SLACK_TEXT_CHARS) };
+    case 'mattermost':
+      return {
+        text: truncateText(`**${text}**`, MATTERMOST_CHARS),
+        ...(options.username === undefined ? {} : { username: options.username }),
+        ...(options.iconUrl === undefined ? {} : { icon_url: options.iconUrl }),
+      };
+    case 'teams':
+      return {
+        type: 'message',
+        attachments: [
+          {
+            contentType: 'application/vnd.microsoft.card.adaptive',
+            contentUrl: null,
+            content: {
+              $schema: 'http://adaptivecards.io/schemas/adaptive-card.json',
+              type: 'AdaptiveCard',
+              version: '1.4',
+              body: [{ type: 'TextBlock', text, weight: 'Bolder', color: 'Attention', wrap: true }],
+            },
+          },
+        ],
+      };
+    case 'discord':
+      return {
+        content: truncateText(text, DISCORD_CONTENT_CHARS),
+        ...(options.username === undefined ? {} : { username: options.username }),
+        ...(options.iconUrl === undefined ? {} : { avatar_url: options.iconUrl }),
+        allowed_mentions: { parse: [] },
+      };
   }
 }
 

@@ -9,7 +9,7 @@
 import type { Dispatcher } from 'undici';
 import { ConfigError } from '../../errors/raven-error.js';
 import type { Clock } from '../../util/clock.js';
-import type { ChangeEvent } from '../change-event.js';
+import type { SinkRecord } from '../gap-notice.js';
 import { chatMessage, type ChatMessageOptions, type ChatPlatform } from './chat-messages.js';
 import { checkUrl, httpPost } from './http-post.js';
 import type { Sink } from './sink.js';
@@ -66,7 +66,7 @@ export class ChatSink implements Sink {
     this.#options = options;
   }
 
-  async deliver(event: ChangeEvent, signal: AbortSignal): Promise<void> {
+  async deliver(event: SinkRecord, signal: AbortSignal): Promise<void> {
     const body = JSON.stringify(chatMessage(this.platform, event, this.#options));
     await httpPost({
       label: `${this.platform} sink "${this.name}"`,

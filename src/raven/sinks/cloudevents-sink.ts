@@ -10,12 +10,16 @@
  * - `datacontenttype: application/json`; `data`: the whole change event (object, previous, diff);
  * - extensions `ravenwatcher` and `ravenorigin`.
  *
+ * A gap notice (for a sink that opted in) is a CloudEvent of type `<prefix>.<resource>[.<group>].gap`
+ * with the watcher's name as `subject`, the notice as `data` and `ravenwatcher`.
+ *
  * Status classification is the webhook's: 2xx delivered; 408, 429, 5xx and network failures retryable.
  */
 import type { Dispatcher } from 'undici';
 import { ConfigError } from '../../errors/raven-error.js';
 import type { Clock } from '../../util/clock.js';
-import { eventObjectKey, type ChangeEvent } from '../change-event.js';
+import { eventObjectKey } from '../change-event.js';
+import type { SinkRecord } from '../gap-notice.js';
 import { checkExtraHeaders, checkUrl, httpPost } from './http-post.js';
 import type { Sink } from './sink.js';
 
@@ -44,32 +48,36 @@ export interface RavenCloudEvent {
   time: string;
   datacontenttype: 'application/json';
   ravenwatcher: string;
-  ravenorigin: string;
-  data: ChangeEvent;
+  /** Change events only: how Raven learned of the change. */
+  ravenorigin?: string;
+  data: SinkRecord;
 }
 
 /**
  * @example
  * cloudEventType(event); // => 'io.k8s.raven.deployments.apps.modified'
  */
-export function cloudEventType(event: ChangeEvent, prefix = 'io.k8s.raven'): string {
+export function cloudEventType(
+  event: Pick<SinkRecord, 'resource' | 'type'>,
+  prefix = 'io.k8s.raven',
+): string {
   const { resource, group } = event.resource;
   return `${prefix}.${group === '' ? resource : `${resource}.${group}`}.${event.type}`;
 }
 
-/** The structured-mode body for one event. */
-export function toCloudEvent(event: ChangeEvent, source: string, prefix?: string): RavenCloudEvent {
+/** The structured-mode body for one event or gap notice. */
+export function toCloudEvent(record: SinkRecord, source: string, prefix?: string): RavenCloudEvent {
   return {
     specversion: '1.0',
-    id: event.id,
+    id: record.id,
     source,
-    type: cloudEventType(event, prefix),
-    subject: eventObjectKey(event),
-    time: event.time,
+    type: cloudEventType(record, prefix),
+    subject: record.type === 'gap' ? record.watcher : eventObjectKey(record),
+    time: record.time,
     datacontenttype: 'application/json',
-    ravenwatcher: event.watcher,
-    ravenorigin: event.origin,
-    data: event,
+    ravenwatcher: record.watcher,
+    ...(record.type === 'gap' ? {} : { ravenorigin: record.origin }),
+    data: record,
   };
 }
 
@@ -88,8 +96,8 @@ export class CloudEventsSink implements Sink {
     this.#options = options;
   }
 
-  async deliver(event: ChangeEvent, signal: AbortSignal): Promise<void> {
-    const body = JSON.stringify(toCloudEvent(event, this.#options.source, this.#options.typePrefix));
+  async deliver(record: SinkRecord, signal: AbortSignal): Promise<void> {
+    const body = JSON.stringify(toCloudEvent(record, this.#options.source, this.#options.typePrefix));
     await httpPost({
       label: `cloudevents sink "${this.name}"`,
       url: this.#options.url,

@@ -1,5 +1,5 @@
 /**
- * Appends each change event as one JSON line to a file, rotating by size:
+ * Appends each change event (and gap notice) as one JSON line to a file, rotating by size:
  * `events.jsonl` → `events.jsonl.1` → … → `events.jsonl.<maxFiles>`, the oldest dropped.
  *
  * Durability (`fsync`): `always` (default) flushes the file to disk before `deliver` resolves, so
@@ -17,7 +17,7 @@ import { mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises
 import { dirname } from 'node:path';
 import { abortReason } from '../../client/signals.js';
 import { ConfigError, SinkError } from '../../errors/raven-error.js';
-import type { ChangeEvent } from '../change-event.js';
+import type { SinkRecord } from '../gap-notice.js';
 import type { Sink } from './sink.js';
 
 export interface FileSinkOptions {
@@ -66,8 +66,8 @@ export class FileSink implements Sink {
     this.#fsync = options.fsync ?? 'always';
   }
 
-  deliver(event: ChangeEvent, signal: AbortSignal): Promise<void> {
-    const line = Buffer.from(`${JSON.stringify(event)}\n`);
+  deliver(record: SinkRecord, signal: AbortSignal): Promise<void> {
+    const line = Buffer.from(`${JSON.stringify(record)}\n`);
     return this.#serial(async () => {
       if (signal.aborted) throw abortReason(signal);
       try {

@@ -3,7 +3,8 @@
  * a terminal, JSON lines otherwise, so `raven | jq` works and a person at a terminal can read it.
  *
  * Text: `2024-05-01T12:00:00.000Z modified Deployment default/web` then the diff lines indented
- * by four spaces. Colour only on a TTY and never when `NO_COLOR` is set to a non-empty value.
+ * by four spaces; a gap notice is `<time> gap <Kind> watcher <name> (<reason>)` then its message.
+ * Colour only on a TTY and never when `NO_COLOR` is set to a non-empty value.
  *
  * Backpressure: `deliver` resolves once the stream has taken the line, and waits for `drain`
  * when the stream's buffer is full, so a slow reader slows delivery down instead of growing
@@ -14,6 +15,7 @@ import type { Writable } from 'node:stream';
 import { abortReason } from '../../client/signals.js';
 import { SinkError } from '../../errors/raven-error.js';
 import { eventObjectKey, type ChangeEvent, type ChangeType } from '../change-event.js';
+import type { GapNotice, SinkRecord } from '../gap-notice.js';
 import { eventLines, eventNote } from './event-summary.js';
 import type { Sink } from './sink.js';
 
@@ -57,6 +59,19 @@ export function formatEventText(event: ChangeEvent, color: boolean): string {
   return [first, ...lines].join('\n') + '\n';
 }
 
+/** A gap notice as text lines, with ANSI colour when `color`. */
+export function formatGapText(notice: GapNotice, color: boolean): string {
+  const paint = (code: string, text: string): string => (color ? `${code}${text}${ANSI.reset}` : text);
+  const where = notice.namespace === undefined ? '' : ` namespace ${notice.namespace}`;
+  const first = [
+    paint(ANSI.dim, notice.time),
+    paint(`${ANSI.bold}${ANSI.red}`, 'gap'),
+    paint(ANSI.bold, notice.resource.kind),
+    `watcher ${notice.watcher}${where} (${notice.reason})`,
+  ].join(' ');
+  return `${first}\n    ${notice.message}\n`;
+}
+
 /**
  * @example
  * const sink = new StdoutSink({ name: 'console' }); // text on a terminal, JSON lines in a pipe
@@ -80,12 +95,16 @@ export class StdoutSink implements Sink {
     this.#stream.on('error', () => undefined);
   }
 
-  async deliver(event: ChangeEvent, signal: AbortSignal): Promise<void> {
+  async deliver(record: SinkRecord, signal: AbortSignal): Promise<void> {
     if (signal.aborted) throw abortReason(signal);
     const stream = this.#stream;
     if (stream.destroyed || stream.writableEnded)
       throw new SinkError(`stdout sink "${this.name}": the stream is closed`, { retryable: false });
-    const text = this.#json ? `${JSON.stringify(event)}\n` : formatEventText(event, this.#color);
+    const text = this.#json
+      ? `${JSON.stringify(record)}\n`
+      : record.type === 'gap'
+        ? formatGapText(record, this.#color)
+        : formatEventText(record, this.#color);
     await new Promise<void>((resolve, reject) => {
       let written = false;
       let drained = true;

@@ -1,5 +1,6 @@
 /**
- * POSTs each change event as JSON to a URL. The body is the {@link ChangeEvent} itself; headers:
+ * POSTs each change event as JSON to a URL. The body is the `ChangeEvent` itself (or the
+ * `GapNotice`, `type: 'gap'`, for a sink that opted in); headers:
  * `content-type: application/json`, `x-raven-event-id` (deduplicate on it: delivery is at least
  * once), `x-raven-timestamp` and, when a secret is set, `x-raven-signature` (see
  * `webhook-signature.ts` for how a receiver verifies it), plus any configured headers.
@@ -9,7 +10,7 @@
  */
 import type { Dispatcher } from 'undici';
 import { systemClock, type Clock } from '../../util/clock.js';
-import type { ChangeEvent } from '../change-event.js';
+import type { SinkRecord } from '../gap-notice.js';
 import { checkExtraHeaders, checkUrl, httpPost } from './http-post.js';
 import type { Sink } from './sink.js';
 import { signWebhook } from './webhook-signature.js';
@@ -45,13 +46,13 @@ export class WebhookSink implements Sink {
     this.#clock = options.clock ?? systemClock;
   }
 
-  async deliver(event: ChangeEvent, signal: AbortSignal): Promise<void> {
-    const body = JSON.stringify(event);
+  async deliver(record: SinkRecord, signal: AbortSignal): Promise<void> {
+    const body = JSON.stringify(record);
     const timestamp = String(Math.floor(this.#clock.now() / 1000));
     const headers: Record<string, string> = {
       ...this.#options.headers,
       'content-type': 'application/json',
-      'x-raven-event-id': event.id,
+      'x-raven-event-id': record.id,
       'x-raven-timestamp': timestamp,
     };
     if (this.#options.secret !== undefined && this.#options.secret !== '')

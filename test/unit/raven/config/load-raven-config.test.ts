@@ -70,6 +70,7 @@ test('a minimal config gets every default', () => {
       name: 'console',
       type: 'stdout',
       format: 'auto',
+      gapNotices: false,
       delivery: {
         maxAttempts: 8,
         initialBackoffMs: 500,

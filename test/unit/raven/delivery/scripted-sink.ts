@@ -2,11 +2,11 @@
  * A sink for delivery tests whose every call waits for the test to settle it, so tests decide
  * exactly when each delivery succeeds or fails, and can see what is in flight at any moment.
  */
-import type { ChangeEvent } from '../../../../src/raven/change-event.js';
+import type { SinkRecord } from '../../../../src/raven/gap-notice.js';
 import type { Sink } from '../../../../src/raven/sinks/sink.js';
 
 export interface Call {
-  event: ChangeEvent;
+  event: SinkRecord;
   signal: AbortSignal;
   /** Virtual (or real) time the call started. */
   at: number;
@@ -20,7 +20,7 @@ export class ScriptedSink implements Sink {
   readonly calls: Call[] = [];
   closed = 0;
   /** When set, each call is settled at once by this instead of waiting for the test. */
-  auto: ((event: ChangeEvent, call: Call) => void) | undefined;
+  auto: ((event: SinkRecord, call: Call) => void) | undefined;
   readonly #now: () => number;
 
   constructor(name: string, now: () => number) {
@@ -28,7 +28,7 @@ export class ScriptedSink implements Sink {
     this.#now = now;
   }
 
-  deliver(event: ChangeEvent, signal: AbortSignal): Promise<void> {
+  deliver(event: SinkRecord, signal: AbortSignal): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       const onAbort = (): void => call.fail(signal.reason);
       const call: Call = {
@@ -65,6 +65,6 @@ export class ScriptedSink implements Sink {
 
   /** The names of the events handed over, in order. */
   names(): string[] {
-    return this.calls.map((c) => c.event.name);
+    return this.calls.map((c) => (c.event.type === 'gap' ? 'gap' : c.event.name));
   }
 }

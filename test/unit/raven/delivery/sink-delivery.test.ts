@@ -5,12 +5,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SinkError } from '../../../../src/errors/raven-error.js';
 import type { ChangeEvent } from '../../../../src/raven/change-event.js';
+import type { SinkRecord } from '../../../../src/raven/gap-notice.js';
 import type { DeadLetterRecord, DeadLetterWriter } from '../../../../src/raven/delivery/dead-letter.js';
 import { noopDeliveryMetrics } from '../../../../src/raven/delivery/delivery-metrics.js';
 import { SinkDelivery, type SinkDeliveryOptions } from '../../../../src/raven/delivery/sink-delivery.js';
 import { SinkHttpError } from '../../../../src/raven/sinks/sink-http-error.js';
 import { FakeClock, flushMicrotasks } from '../../../../src/testing/fake-clock.js';
 import { sleep } from '../../../../src/util/clock.js';
+import type { Logger } from '../../../../src/util/logger.js';
 import { sampleEvent } from '../sinks/fixtures.js';
 import { ScriptedSink } from './scripted-sink.js';
 
@@ -38,6 +40,9 @@ function delivery(options: SinkDeliveryOptions = {}): SinkDelivery {
 function ev(name: string, seq = 1, extra: Partial<ChangeEvent> = {}): ChangeEvent {
   return sampleEvent({ name, id: `${name}#${seq}`, resourceVersion: String(seq), ...extra });
 }
+
+/** The object an event is about (`gap` for a gap notice). */
+const nameOf = (event: SinkRecord): string => (event.type === 'gap' ? 'gap' : event.name);
 
 const retryable = (): SinkError => new SinkError('receiver unavailable', { retryable: true });
 
@@ -93,7 +98,7 @@ test('events of one object are delivered one after another, different objects co
   await finish('b#2');
   await finish('a#3');
   const order = (name: string): string[] =>
-    sink.calls.filter((c) => c.event.name === name).map((c) => c.event.id);
+    sink.calls.filter((c) => nameOf(c.event) === name).map((c) => c.event.id);
   assert.deepEqual(order('a'), ['a#1', 'a#2', 'a#3']);
   assert.deepEqual(order('b'), ['b#1', 'b#2']);
   assert.equal(d.backlog, 0);
@@ -116,7 +121,7 @@ test('per-object order holds under random completion order', async () => {
     if (flying.length === 0) break;
     assert.ok(flying.length <= 4);
     assert.equal(
-      new Set(flying.map((c) => c.event.name)).size,
+      new Set(flying.map((c) => nameOf(c.event))).size,
       flying.length,
       'one event per object in flight',
     );
@@ -124,7 +129,7 @@ test('per-object order holds under random completion order', async () => {
   }
   for (const name of names)
     assert.deepEqual(
-      sink.calls.filter((c) => c.event.name === name).map((c) => c.event.id),
+      sink.calls.filter((c) => nameOf(c.event) === name).map((c) => c.event.id),
       expected.get(name),
     );
 });
@@ -205,7 +210,7 @@ test("the receiver's Retry-After replaces the computed backoff", async () => {
 test('a retry waiting for its time does not hold a concurrency slot', async () => {
   const d = delivery({ concurrency: 1 });
   sink.auto = (event, call) => {
-    if (event.name === 'a') call.fail(retryable());
+    if (nameOf(event) === 'a') call.fail(retryable());
     else call.succeed();
   };
   d.enqueue(ev('a'));
@@ -259,7 +264,7 @@ test('onDelivered follows each success in per-object order and metrics count wha
   });
   let failures = 0;
   sink.auto = (event, call) => {
-    if (event.name === 'bad') call.fail(retryable());
+    if (nameOf(event) === 'bad') call.fail(retryable());
     else if (event.id === 'a#1' && failures++ === 0) call.fail(retryable());
     else call.succeed();
   };
@@ -309,7 +314,7 @@ test('past maxBacklog the delivery overflows: queued events dropped, objects rem
 });
 
 test('resync after an overflow delivers one coalesced event per object and takes new events again', async () => {
-  const delivered: ChangeEvent[] = [];
+  const delivered: SinkRecord[] = [];
   const owner: { delivery?: SinkDelivery } = {};
   const d = delivery({
     maxBacklog: 2,
@@ -319,12 +324,12 @@ test('resync after an overflow delivers one coalesced event per object and takes
     onOverflow: () => {
       queueMicrotask(() => {
         owner.delivery?.resync(
-          d.overflowedObjects().map((o) =>
-            ev(o.name, 99, {
+          d.overflowedObjects().map((o) => ({
+            record: ev(o.name, 99, {
               origin: 'resync',
               diff: [{ path: 'spec.replicas', op: 'replace', old: 1, new: 5 }],
             }),
-          ),
+          })),
         );
       });
     },
@@ -340,7 +345,7 @@ test('resync after an overflow delivers one coalesced event per object and takes
   await flushMicrotasks();
   assert.equal(d.state, 'running');
   assert.deepEqual(
-    delivered.map((e) => `${e.id}:${e.origin}`),
+    delivered.map((e) => `${e.id}:${e.type === 'gap' ? 'gap' : e.origin}`),
     ['a#1:live', 'b#99:resync'],
     'b#1..b#3 were coalesced into one change',
   );
@@ -471,4 +476,130 @@ test('dead-letter records are JSON lines with the event, sink, attempts and last
     error: { kind: 'sink', message: 'POST https://hooks.example.com/… answered 400', retryable: false },
     event: records[0]?.event.id === 'a#1' ? ev('a', 1) : ev('b', 1),
   });
+});
+
+test('a silent event passes through its object’s queue in order without reaching the sink', async () => {
+  const settled: string[] = [];
+  const recorded: string[] = [];
+  const delivered: string[] = [];
+  const d = delivery({
+    concurrency: 1,
+    onDelivered: (e) => recorded.push(e.id),
+    metrics: { ...noopDeliveryMetrics, delivered: () => delivered.push('x') },
+  });
+  const note = (id: string) => (how: string) => settled.push(`${id}:${how}`);
+  d.enqueue(ev('a', 1), { settled: note('a#1') });
+  d.enqueue(ev('a', 2), { verdict: 'silent', settled: note('a#2') });
+  d.enqueue(ev('a', 3), { settled: note('a#3') });
+  await flushMicrotasks();
+  assert.deepEqual(settled, [], 'the silent one waits for the event before it');
+  sink.inFlight()[0]?.succeed();
+  await flushMicrotasks();
+  assert.deepEqual(settled, ['a#1:delivered', 'a#2:silent']);
+  assert.deepEqual(sink.names(), ['a', 'a'], 'a#3 went straight on; a#2 never reached the sink');
+  sink.inFlight()[0]?.succeed();
+  await flushMicrotasks();
+  assert.deepEqual(recorded, ['a#1', 'a#2', 'a#3'], 'the checkpoint hook sees the silent one too');
+  assert.equal(delivered.length, 2, 'only what the sink accepted counts as delivered');
+  d.destroy();
+});
+
+test('alreadyDelivered is asked at the head of the queue, after the object’s earlier events settled', async () => {
+  const confirmed = new Set<string>();
+  const settled: string[] = [];
+  const duplicates: string[] = [];
+  const d = delivery({
+    onDelivered: (e) => confirmed.add(e.id),
+    metrics: { ...noopDeliveryMetrics, duplicate: () => duplicates.push('x') },
+  });
+  const routing = (id: string, same: string) => ({
+    alreadyDelivered: () => confirmed.has(same),
+    settled: (how: string) => settled.push(`${id}:${how}`),
+  });
+  d.enqueue(ev('a', 1), routing('a#1', 'nothing'));
+  // A replay of a#1 behind it: it is a duplicate only once a#1 is confirmed.
+  d.enqueue(ev('a', 1, { id: 'a#1-again' }), routing('a#1-again', 'a#1'));
+  d.enqueue(ev('a', 2), routing('a#2', 'nothing'));
+  await flushMicrotasks();
+  sink.inFlight()[0]?.succeed();
+  await flushMicrotasks();
+  assert.deepEqual(settled, ['a#1:delivered', 'a#1-again:duplicate']);
+  assert.deepEqual(
+    sink.calls.map((c) => c.event.id),
+    ['a#1', 'a#2'],
+  );
+  assert.equal(duplicates.length, 1);
+  d.destroy();
+});
+
+test('an alreadyDelivered check that throws delivers the event: at least once', async () => {
+  const d = delivery();
+  d.enqueue(ev('a', 1), {
+    alreadyDelivered: () => {
+      throw new Error('checkpoint unreadable');
+    },
+  });
+  await flushMicrotasks();
+  assert.deepEqual(sink.names(), ['a']);
+  d.destroy();
+});
+
+interface Line {
+  level: string;
+  msg: string;
+  fields: Record<string, unknown>;
+}
+
+function recordingLogger(lines: Line[], bindings: Record<string, unknown> = {}): Logger {
+  const at =
+    (level: string) =>
+    (fields: object, msg = ''): void => {
+      lines.push({ level, msg, fields: { ...bindings, ...fields } });
+    };
+  return {
+    debug: at('debug'),
+    info: at('info'),
+    warn: at('warn'),
+    error: at('error'),
+    child: (more) => recordingLogger(lines, { ...bindings, ...more }),
+  };
+}
+
+test('failures are logged at warn at most once per 30 s per sink, with how many failed since the last line', async () => {
+  const lines: Line[] = [];
+  const d = delivery({
+    logger: recordingLogger(lines),
+    maxAttempts: 1000,
+    initialBackoffMs: 1000,
+    maxBackoffMs: 1000,
+  });
+  sink.auto = (_e, call) => call.fail(new SinkError('receiver answered 503', { retryable: true }));
+  for (const name of ['a', 'b', 'c']) d.enqueue(ev(name));
+  await flushMicrotasks();
+  const warnings = (): Line[] => lines.filter((l) => l.level === 'warn');
+  assert.equal(warnings().length, 1, 'the first failure is logged at once');
+  assert.deepEqual(
+    [warnings()[0]?.msg, warnings()[0]?.fields.sink, warnings()[0]?.fields.failures],
+    ['delivery failed; retrying', 'fake', 1],
+  );
+  await clock.tick(29_000);
+  assert.equal(warnings().length, 1, 'three objects retried every second: no more lines within 30 s');
+  await clock.tick(1_000);
+  assert.equal(warnings().length, 2);
+  assert.ok(
+    Number(warnings()[1]?.fields.failures) > 100,
+    'the second line counts every failure since the first',
+  );
+  sink.auto = (_e, call) => call.succeed();
+  await clock.tick(1_000);
+  const recovered = lines.filter((l) => l.msg === 'delivering again');
+  assert.equal(recovered.length, 1, 'one line when the sink accepts events again');
+  assert.equal(recovered[0]?.level, 'info');
+  assert.equal(warnings().length, 2);
+  const failed = sink.calls.length - 3;
+  const reported =
+    warnings().reduce((n, l) => n + Number(l.fields.failures), 0) +
+    Number(recovered[0].fields.failuresSinceLastLine);
+  assert.equal(reported, failed, 'every failure is accounted for in some line');
+  d.destroy();
 });

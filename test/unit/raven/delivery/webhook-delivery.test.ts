@@ -9,6 +9,7 @@ import { SinkDelivery } from '../../../../src/raven/delivery/sink-delivery.js';
 import { WebhookSink } from '../../../../src/raven/sinks/webhook-sink.js';
 import { HttpReceiver } from '../../../harness/http-receiver.js';
 import { sampleEvent } from '../sinks/fixtures.js';
+import type { Logger } from '../../../../src/util/logger.js';
 
 test('events wait while the receiver is down and arrive in per-object order once it is back', async () => {
   const receiver = await HttpReceiver.start();
@@ -49,6 +50,49 @@ test('events wait while the receiver is down and arrive in per-object order once
       );
     }
     receiver.assertConsumed();
+  } finally {
+    d.destroy();
+    await receiver.close();
+    await dispatcher.close();
+  }
+});
+
+test('a failing receiver is logged without the credentials, path or query of its URL', async () => {
+  const receiver = await HttpReceiver.start();
+  const dispatcher = new Agent();
+  const lines: string[] = [];
+  const logger: Logger = {
+    debug: () => undefined,
+    info: (fields, msg) => lines.push(JSON.stringify({ msg, ...fields })),
+    warn: (fields, msg) => lines.push(JSON.stringify({ msg, ...fields })),
+    error: (fields, msg) => lines.push(JSON.stringify({ msg, ...fields })),
+    child: () => logger,
+  };
+  const url = `http://raven:hunter2@127.0.0.1:${receiver.port}/hooks/T0/B0/s3cr3tpath?token=q5ecret`;
+  const d = new SinkDelivery(new WebhookSink({ name: 'hook', url, dispatcher }), {
+    initialBackoffMs: 10,
+    maxBackoffMs: 20,
+    maxAttempts: 1_000,
+    logger,
+  });
+  try {
+    receiver.fallback = { status: 503, body: 'busy' };
+    d.enqueue(sampleEvent({ name: 'a', id: 'a#1' }));
+    await receiver.waitForRequests(2);
+    await receiver.down();
+    await delay(100);
+    receiver.fallback = { status: 200 };
+    await receiver.up();
+    assert.equal((await d.close(10_000)).left, 0);
+    const warned = lines.filter((l) => l.includes('delivery failed; retrying'));
+    assert.ok(warned.length >= 1, `a warn line: ${lines.join('\n')}`);
+    assert.match(warned[0] ?? '', /503/);
+    assert.ok(lines.some((l) => l.includes('delivering again')));
+    for (const secret of ['hunter2', 'raven:', 's3cr3tpath', 'q5ecret', 'T0/B0'])
+      assert.ok(
+        !lines.some((l) => l.includes(secret)),
+        `"${secret}" must not be logged:\n${lines.join('\n')}`,
+      );
   } finally {
     d.destroy();
     await receiver.close();

@@ -1,0 +1,91 @@
+/**
+ * Where a watcher resumes after a restart, from what the checkpoint holds: the confirmed
+ * resourceVersion (every sink confirmed every change up to it), and the objects to tell the watch
+ * it knows at that point.
+ *
+ * The objects matter because a watch drops what it believes it has seen: a change at the very
+ * resourceVersion it knows for an object, and a deletion of an object it does not know. Sinks may
+ * have confirmed different states of one object (one is ahead of another), so per object the watch
+ * is told the oldest state any sink confirmed, and only objects every sink has heard of (a state
+ * or a deletion): an object some sink never heard of was created after the resume point, and the
+ * replay brings its creation. Every replayed change some sink lacks is then passed on; a sink that
+ * has it skips it (`already-confirmed.ts`).
+ *
+ * A confirmed resourceVersion is used only for the scope it was recorded for: a watcher whose
+ * resource, namespaces or selectors changed lists again, since a replay would not bring the
+ * objects that entered or left its scope.
+ */
+import type { KubeObject } from '../client/kube-object.js';
+import type { ObjectKey } from '../cache/object-key.js';
+import type { CheckpointStore } from './checkpoint/checkpoint-store.js';
+import type { ResourceId } from './change-event.js';
+import type { WatcherConfig } from './config/watcher-schema.js';
+import { compareResourceVersions } from './resource-version.js';
+
+/**
+ * The scope a confirmed resourceVersion is valid for: the resource and what selects its objects.
+ *
+ * @example
+ * watchScope(config, { group: 'apps', version: 'v1', resource: 'deployments', kind: 'Deployment' });
+ * // => '{"resource":"apps/v1/deployments","namespaces":["shop"],...}'
+ */
+export function watchScope(
+  config: Pick<WatcherConfig, 'namespaces' | 'labelSelector' | 'fieldSelector'>,
+  resource: ResourceId,
+): string {
+  return JSON.stringify({
+    resource: `${resource.group}/${resource.version}/${resource.resource}`,
+    namespaces: config.namespaces,
+    labelSelector: config.labelSelector ?? '',
+    fieldSelector: config.fieldSelector ?? '',
+  });
+}
+
+export interface ResumeObjects {
+  /** Per object, the oldest state a sink confirmed; only objects every sink has heard of. */
+  objects: KubeObject[];
+  /**
+   * The newest resourceVersion any sink confirmed: a replayed change above it is one no sink can
+   * have, so only changes up to it need comparing with the checkpoint. Undefined when nothing was
+   * confirmed, or the versions cannot be ordered (then every change is compared).
+   */
+  replayedUpTo: string | undefined;
+  /** False when the resourceVersions cannot be ordered: every change must then be compared. */
+  ordered: boolean;
+}
+
+/** The objects to resume `watcher` with, from the checkpoints of `sinks` (each has one). */
+export function resumeObjects(
+  checkpoints: CheckpointStore,
+  watcher: string,
+  sinks: readonly string[],
+): ResumeObjects {
+  const oldest = new Map<ObjectKey, KubeObject>();
+  const heardOf = new Map<ObjectKey, number>();
+  const versions: { newest: string | undefined; ordered: boolean } = { newest: undefined, ordered: true };
+  const see = (resourceVersion: string | undefined): void => {
+    if (resourceVersion === undefined) return;
+    const order = compareResourceVersions(resourceVersion, versions.newest ?? resourceVersion);
+    if (order === undefined) versions.ordered = false;
+    else if (versions.newest === undefined || order > 0) versions.newest = resourceVersion;
+  };
+  for (const sink of sinks) {
+    for (const entry of checkpoints.entries(watcher, sink)) {
+      see(entry.resourceVersion);
+      heardOf.set(entry.key, (heardOf.get(entry.key) ?? 0) + 1);
+      const known = oldest.get(entry.key);
+      const order = compareResourceVersions(entry.resourceVersion, known?.metadata?.resourceVersion);
+      if (known === undefined || order === -1) oldest.set(entry.key, entry.object);
+    }
+    for (const tombstone of checkpoints.tombstones(watcher, sink)) {
+      see(tombstone.resourceVersion);
+      heardOf.set(tombstone.key, (heardOf.get(tombstone.key) ?? 0) + 1);
+    }
+  }
+  const objects = [...oldest].filter(([key]) => heardOf.get(key) === sinks.length).map(([, o]) => o);
+  return {
+    objects,
+    replayedUpTo: versions.ordered ? versions.newest : undefined,
+    ordered: versions.ordered,
+  };
+}

@@ -1,0 +1,391 @@
+/**
+ * One watcher's side of delivery. Every change the watcher reports goes to the sinks its routes
+ * name, each with the router's verdict and a mark in the watcher's delivery watermark; what a
+ * sink settles is recorded in its checkpoint and settles the mark; the watermark, as it moves, is
+ * stored as the watcher's confirmed resourceVersion, in the same checkpoint flush.
+ *
+ * It also decides how the watcher starts: resumed from the confirmed resourceVersion (the
+ * apiserver replays every change since; a change a sink already has is skipped by comparing with
+ * its checkpoint), or listed and compared with each sink's checkpoint when there is nothing to
+ * resume from. And it reports every gap, when intermediate changes may never reach a sink: a log
+ * line, `raven_gaps_total{watcher,sink,reason}`, and a gap notice to sinks that opted in.
+ *
+ * Crash safety: a start-up, a relist or a resync that brings sinks up to date holds the watermark
+ * until every sink settled what it was sent, so a crash in the middle starts it over. A first run
+ * of a sink while resuming forgets the stored resourceVersion until it is done, so a crash then
+ * lists next time (a first run needs every object, which a replay does not bring).
+ */
+import type { KubeObject } from '../client/kube-object.js';
+import { makeObjectKey } from '../cache/object-key.js';
+import type { Clock } from '../util/clock.js';
+import type { Logger } from '../util/logger.js';
+import { alreadyConfirmed } from './already-confirmed.js';
+import type { ChangeEvent } from './change-event.js';
+import type { CheckpointStore } from './checkpoint/checkpoint-store.js';
+import { DeliveryWatermark, type Mark } from './delivery-watermark.js';
+import type { RoutedRecord, Settlement, SinkDelivery } from './delivery/sink-delivery.js';
+import { gapNotice, type GapReason, type SinkRecord } from './gap-notice.js';
+import type { RavenMetrics } from './metrics.js';
+import { compareResourceVersions } from './resource-version.js';
+import { resumeObjects, watchScope } from './resume-point.js';
+import type { Router } from './router.js';
+import { catchUpEvents, startUpEvents, type CatchUpContext } from './sink-catch-up.js';
+import type { Relist, ResumeFrom, WatcherPipeline } from './watcher-pipeline.js';
+
+/** What WatcherSinks reads from the watcher's pipeline (`watcher-pipeline.ts`). */
+export type WatchedObjects = Pick<
+  WatcherPipeline,
+  'config' | 'resource' | 'synced' | 'objects' | 'objectsIn' | 'status'
+>;
+
+export interface WatcherSinksContext {
+  router: Router;
+  deliveries: ReadonlyMap<string, SinkDelivery>;
+  checkpoints: CheckpointStore;
+  metrics: RavenMetrics;
+  logger: Logger;
+  clock: Clock;
+  diffIgnore: readonly string[];
+  /** Sinks that opted in to gap notices. */
+  gapNotices: ReadonlySet<string>;
+}
+
+/** Who, besides sinks, a watermark mark may wait for. */
+const START_UP = 'start-up';
+const CATCH_UP = 'catch-up';
+
+interface Gap {
+  reason: GapReason;
+  namespace?: string | undefined;
+  from: string | undefined;
+  to: string | undefined;
+  since: number | undefined;
+  sinks: readonly string[];
+}
+
+export class WatcherSinks {
+  readonly #ctx: WatcherSinksContext;
+  readonly #pipeline: WatchedObjects;
+  readonly #name: string;
+  readonly #sinks: readonly string[];
+  readonly #scope: string;
+  readonly #log: Logger;
+  #watermark: DeliveryWatermark | undefined;
+  #resumed: { resourceVersion: string; at: number } | undefined;
+  /** Replayed changes up to here may be ones a sink has (undefined: none can be). */
+  #replayedUpTo: { resourceVersion: string | undefined } | undefined;
+  /** Sinks with a checkpoint but nothing to resume from: their start-up is a gap. */
+  #noResumePoint: { sinks: string[]; why: string } | undefined;
+  readonly #startUpHolds: Mark[] = [];
+
+  constructor(ctx: WatcherSinksContext, pipeline: WatchedObjects) {
+    this.#ctx = ctx;
+    this.#pipeline = pipeline;
+    this.#name = pipeline.config.name;
+    this.#sinks = ctx.router.sinksOf(this.#name).filter((sink) => ctx.deliveries.has(sink));
+    this.#scope = watchScope(pipeline.config, pipeline.resource);
+    this.#log = ctx.logger.child({ watcher: this.#name });
+  }
+
+  /** The confirmed resourceVersion, if any yet. */
+  get confirmedResourceVersion(): string | undefined {
+    return this.#watermark?.resourceVersion;
+  }
+
+  /**
+   * How the watcher starts: from the confirmed resourceVersion and the objects known at it, or
+   * (undefined) with a list. A stored resourceVersion that is not used is forgotten at once.
+   */
+  start(): ResumeFrom | undefined {
+    const { checkpoints } = this.#ctx;
+    const confirmed = checkpoints.confirmedVersion(this.#name);
+    const withCheckpoint = this.#sinks.filter((sink) => checkpoints.hasCheckpoint(this.#name, sink));
+    if (confirmed !== undefined && confirmed.scope === this.#scope && withCheckpoint.length > 0) {
+      const known = resumeObjects(checkpoints, this.#name, withCheckpoint);
+      const firstRuns = this.#sinks.filter((sink) => !withCheckpoint.includes(sink));
+      if (firstRuns.length > 0) checkpoints.forgetConfirmedVersion(this.#name);
+      this.#resumed = { resourceVersion: confirmed.resourceVersion, at: confirmed.at };
+      // Unordered versions: every replayed change is compared; nothing confirmed: none need be.
+      this.#replayedUpTo = !known.ordered
+        ? { resourceVersion: undefined }
+        : known.replayedUpTo === undefined
+          ? undefined
+          : { resourceVersion: known.replayedUpTo };
+      this.#log.info(
+        {
+          resourceVersion: confirmed.resourceVersion,
+          objects: known.objects.length,
+          ...(firstRuns.length > 0 ? { firstRuns } : {}),
+        },
+        'resuming the watch from the confirmed resourceVersion',
+      );
+      return { resourceVersion: confirmed.resourceVersion, objects: known.objects };
+    }
+    if (confirmed !== undefined) checkpoints.forgetConfirmedVersion(this.#name);
+    if (withCheckpoint.length > 0) {
+      this.#noResumePoint = {
+        sinks: withCheckpoint,
+        why:
+          confirmed === undefined
+            ? 'no confirmed resourceVersion was stored'
+            : "the watcher's resource, namespaces or selectors changed",
+      };
+    }
+    return undefined;
+  }
+
+  watching(scopes: readonly string[]): void {
+    const record = this.#sinks.length > 0;
+    this.#watermark = new DeliveryWatermark(scopes, {
+      ...(this.#resumed === undefined ? {} : { start: this.#resumed.resourceVersion }),
+      onAdvance: (resourceVersion) => {
+        if (record)
+          this.#ctx.checkpoints.recordConfirmedVersion(this.#name, {
+            resourceVersion,
+            scope: this.#scope,
+            at: this.#ctx.clock.now(),
+          });
+      },
+    });
+    // Resumed, nothing moves until the start-up (first runs of new sinks) is settled.
+    if (this.#resumed !== undefined)
+      for (const scope of scopes) this.#startUpHolds.push(this.#watermark.add(scope, undefined, [START_UP]));
+  }
+
+  /** A scope's first list: the watermark may move to it once the start-up is settled. */
+  scopeListed(scope: string, resourceVersion: string): void {
+    this.#startUpHolds.push(this.#mark().add(scope, resourceVersion, [START_UP]));
+  }
+
+  synced(objects: readonly KubeObject[], resumed: boolean): void {
+    const catchUp = this.#catchUpContext();
+    const items: { sink: string; routed: RoutedRecord }[] = [];
+    for (const sink of this.#sinks)
+      for (const routed of startUpEvents(catchUp, this.#pipeline, sink, objects, resumed))
+        items.push({ sink, routed });
+    if (this.#noResumePoint !== undefined) {
+      this.#log.info({ why: this.#noResumePoint.why }, 'listed instead of resuming');
+      for (const notice of this.#reportGap({
+        reason: 'no-resume-point',
+        from: undefined,
+        to: this.#pipeline.status()?.resourceVersion,
+        since: undefined,
+        sinks: this.#noResumePoint.sinks,
+      }))
+        items.push(notice);
+    }
+    this.#enqueueHolding(items, this.#startUpHolds.splice(0), START_UP);
+  }
+
+  change(event: ChangeEvent, scope: string): void {
+    const mark = this.#mark().add(
+      scope,
+      event.origin === 'relist' ? undefined : event.resourceVersion,
+      this.#sinks,
+    );
+    for (const sink of this.#sinks) {
+      const verdict = this.#ctx.router.verdict(event, sink);
+      if (verdict === 'silent') this.#ctx.metrics.filtered.inc({ watcher: this.#name, sink });
+      this.#ctx.deliveries.get(sink)?.enqueue(event, {
+        verdict,
+        settled: (how) => {
+          this.#record(event, sink, how);
+          this.#mark().settle(mark, sink);
+        },
+        ...this.#dedup(event, sink),
+      });
+      // Not queued (the sink overflowed): the mark waits for the resync that covers it.
+    }
+  }
+
+  /** A bookmark: `scope` is confirmed up to `resourceVersion` once nothing before it is in flight. */
+  progress(scope: string, resourceVersion: string): void {
+    this.#mark().reached(scope, resourceVersion);
+  }
+
+  relisted(scope: string, relist: Relist): void {
+    const namespace = scope === '*' ? undefined : scope;
+    if (!relist.atResumePoint) {
+      // The relist's results went out as changes; the notices travel beside them.
+      const notices = this.#reportGap({
+        reason: 'relist',
+        namespace,
+        from: relist.from,
+        to: relist.resourceVersion,
+        since: relist.lastEventAt,
+        sinks: this.#sinks,
+      });
+      const mark = this.#mark().add(
+        scope,
+        undefined,
+        notices.map((n) => n.sink),
+      );
+      for (const { sink, routed } of notices)
+        this.#ctx.deliveries.get(sink)?.enqueue(routed.record, {
+          settled: () => this.#mark().settle(mark, sink),
+        });
+      this.#mark().reached(scope, relist.resourceVersion);
+      return;
+    }
+    // The resume point had expired: each sink is compared with its checkpoint for this scope.
+    const hold = this.#mark().add(scope, relist.resourceVersion, [CATCH_UP]);
+    const catchUp = this.#catchUpContext();
+    const objects = this.#pipeline.objectsIn(scope);
+    const items: { sink: string; routed: RoutedRecord }[] = [];
+    for (const sink of this.#sinks)
+      for (const routed of catchUpEvents(catchUp, this.#pipeline, sink, objects, 'restart', namespace))
+        items.push({ sink, routed });
+    items.push(
+      ...this.#reportGap({
+        reason: 'resume-expired',
+        namespace,
+        from: relist.from,
+        to: relist.resourceVersion,
+        since: this.#resumed?.at,
+        sinks: this.#sinks,
+      }),
+    );
+    this.#enqueueHolding(items, [hold], CATCH_UP);
+  }
+
+  /**
+   * What `sink` needs after it overflowed: one change per object from its checkpoint to now, and
+   * a gap notice if it opted in. Once all are settled the watermark stops waiting for what the
+   * sink dropped. `since`: when it overflowed.
+   */
+  resync(sink: string, since: number | undefined): RoutedRecord[] {
+    if (!this.#pipeline.synced || this.#watermark === undefined) return [];
+    const upTo = this.#watermark.lastSeq;
+    const records = catchUpEvents(
+      this.#catchUpContext(),
+      this.#pipeline,
+      sink,
+      this.#pipeline.objects(),
+      'resync',
+    );
+    const items = [
+      ...records.map((routed) => ({ sink, routed })),
+      ...this.#reportGap({
+        reason: 'overflow',
+        from: this.#watermark.resourceVersion,
+        to: this.#pipeline.status()?.resourceVersion,
+        since,
+        sinks: [sink],
+      }),
+    ];
+    const done = countdown(items.length, () => this.#mark().coveredUpTo(sink, upTo));
+    return items.map(({ routed }) => this.#settling(sink, routed, done));
+  }
+
+  #mark(): DeliveryWatermark {
+    if (this.#watermark === undefined) throw new Error('the watcher reported before watching (a bug)');
+    return this.#watermark;
+  }
+
+  #catchUpContext(): CatchUpContext {
+    return {
+      checkpoints: this.#ctx.checkpoints,
+      router: this.#ctx.router,
+      diffIgnore: this.#ctx.diffIgnore,
+      now: () => new Date(this.#ctx.clock.now()).toISOString(),
+      logger: this.#log,
+    };
+  }
+
+  /**
+   * Enqueue records that bring sinks up to date, holding `holds` until each sink settled all of
+   * its records (or a resync covered them, if it overflowed); `holder` let go of them meanwhile.
+   */
+  #enqueueHolding(
+    items: readonly { sink: string; routed: RoutedRecord }[],
+    holds: readonly Mark[],
+    holder: string,
+  ): void {
+    const watermark = this.#mark();
+    const perSink = new Map<string, RoutedRecord[]>();
+    for (const { sink, routed } of items) perSink.set(sink, [...(perSink.get(sink) ?? []), routed]);
+    for (const sink of perSink.keys()) for (const hold of holds) watermark.expect(hold, sink);
+    for (const hold of holds) watermark.settle(hold, holder);
+    for (const [sink, records] of perSink) {
+      const done = countdown(records.length, () => {
+        for (const hold of holds) watermark.settle(hold, sink);
+      });
+      for (const routed of records) {
+        const { record, ...routing } = this.#settling(sink, routed, done);
+        this.#ctx.deliveries.get(sink)?.enqueue(record, routing);
+      }
+    }
+  }
+
+  /** `routed` with what happens when it settles: the checkpoint records it, then `then`. */
+  #settling(sink: string, routed: RoutedRecord, then: () => void): RoutedRecord {
+    return {
+      ...routed,
+      settled: (how) => {
+        this.#record(routed.record, sink, how);
+        then();
+      },
+    };
+  }
+
+  #record(record: SinkRecord, sink: string, how: Settlement): void {
+    if (record.type === 'gap' || how === 'duplicate') return;
+    this.#ctx.checkpoints.recordDelivered(record, sink);
+  }
+
+  /** A replayed change may be one the sink has: asked at the head of its object's queue. */
+  #dedup(event: ChangeEvent, sink: string): { alreadyDelivered?: () => boolean } {
+    const bound = this.#replayedUpTo;
+    if (bound === undefined) return {};
+    const upTo = bound.resourceVersion;
+    if (upTo !== undefined && compareResourceVersions(event.resourceVersion, upTo) === 1 && !event.tombstone)
+      return {};
+    const key = makeObjectKey(event.name, event.namespace);
+    return {
+      alreadyDelivered: () => alreadyConfirmed(event, this.#ctx.checkpoints.confirmed(this.#name, sink, key)),
+    };
+  }
+
+  /** Log a gap once, count it per sink, and return the notices for sinks that opted in. */
+  #reportGap(gap: Gap): { sink: string; routed: RoutedRecord }[] {
+    if (gap.sinks.length === 0) return [];
+    const time = new Date(this.#ctx.clock.now()).toISOString();
+    const since = gap.since === undefined ? undefined : new Date(gap.since).toISOString();
+    const notice = gapNotice({
+      watcher: this.#name,
+      resource: this.#pipeline.resource,
+      namespace: gap.namespace,
+      reason: gap.reason,
+      fromResourceVersion: gap.from,
+      toResourceVersion: gap.to,
+      since,
+      time,
+    });
+    this.#log.warn(
+      {
+        reason: gap.reason,
+        sinks: gap.sinks,
+        ...(gap.namespace === undefined ? {} : { namespace: gap.namespace }),
+        fromResourceVersion: gap.from,
+        toResourceVersion: gap.to,
+        since,
+        detail: notice.message,
+      },
+      'gap: intermediate changes may be missing',
+    );
+    for (const sink of gap.sinks)
+      this.#ctx.metrics.gaps.inc({ watcher: this.#name, sink, reason: gap.reason });
+    return gap.sinks
+      .filter((sink) => this.#ctx.gapNotices.has(sink))
+      .map((sink) => ({ sink, routed: { record: notice, verdict: 'deliver' as const } }));
+  }
+}
+
+/** Calls `done` after `count` ticks (at once when `count` is 0). */
+function countdown(count: number, done: () => void): () => void {
+  let left = count;
+  if (left === 0) done();
+  return () => {
+    if (--left === 0) done();
+  };
+}

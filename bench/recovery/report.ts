@@ -127,7 +127,7 @@ function cell(row: Row, summary: Summary | undefined, ctx: ReportContext): strin
   if (summary === undefined) return 'n/a';
   const cap = capOf(row, ctx);
   const v = (x: number): string => (Number.isFinite(x) ? x.toFixed(1) : `> ${cap}`);
-  const range = summary.min === summary.max ? '' : ` (${v(summary.min)}–${v(summary.max)})`;
+  const range = v(summary.min) === v(summary.max) ? '' : ` (${v(summary.min)}–${v(summary.max)})`;
   const missed = summary.censored === 0 ? '' : `, ${summary.censored} of ${summary.n} not within ${cap} s`;
   return `${v(summary.median)}${range}${missed}`;
 }

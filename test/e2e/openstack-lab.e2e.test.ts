@@ -7,15 +7,28 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { expectStatus, field, labRequest, listField, stringField } from '../harness/openstack/http.js';
+import {
+  expectStatus,
+  field,
+  labRequest,
+  listField,
+  stringField,
+  type LabResponse,
+} from '../harness/openstack/http.js';
 import type { OpenStackLab } from '../harness/openstack/lab.js';
 import { freshProject, sharedLab } from '../harness/openstack/test-lab.js';
 
 type Json = Record<string, unknown>;
 
+/**
+ * How long to wait for Octavia's worker to apply a change before giving up: a safety net far above
+ * the ~1 s a change takes, even with other tests writing to the lab on a loaded machine.
+ */
+const GIVE_UP_MS = 180_000;
+
 /** A small Neutron/Octavia client for one project, undoing what it created when the test ends. */
 class Api {
-  private readonly cleanups: (() => Promise<unknown>)[] = [];
+  private readonly cleanups: { what: string; undo: () => Promise<{ status: number; text: string }> }[] = [];
 
   constructor(
     readonly lab: OpenStackLab,
@@ -28,11 +41,11 @@ class Api {
     const res = await expectStatus(201, 'POST', url, { [kind]: { project_id: this.project, ...body } });
     const created = field(res.body, kind);
     const id = stringField(created, 'id');
-    this.cleanups.push(() => labRequest('DELETE', `${url}/${id}`));
+    this.onCleanup(`DELETE ${collection}/${id}`, () => labRequest('DELETE', `${url}/${id}`));
     return created;
   }
 
-  neutron(method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }> {
+  neutron(method: string, path: string, body?: unknown): Promise<LabResponse> {
     return labRequest(method, `${this.lab.neutronUrl}/v2.0/${path}`, body);
   }
 
@@ -49,10 +62,11 @@ class Api {
     return labRequest(method, `${this.lab.octaviaUrl}/v2/lbaas/${path}`, body);
   }
 
-  /** Wait until the load balancer is ACTIVE again after a change (30 s at most). */
+  /** Wait until the load balancer is ACTIVE again after a change. */
   async settled(lbId: string): Promise<Json> {
     let last: unknown;
-    for (let i = 0; i < 150; i++) {
+    const deadline = Date.now() + GIVE_UP_MS;
+    while (Date.now() < deadline) {
       const res = await expectStatus(200, 'GET', `${this.lab.octaviaUrl}/v2/lbaas/loadbalancers/${lbId}`);
       const lb = field(res.body, 'loadbalancer');
       last = lb.provisioning_status;
@@ -60,16 +74,39 @@ class Api {
       assert.notEqual(last, 'ERROR', `load balancer ${lbId} went to ERROR`);
       await sleep(200);
     }
-    throw new Error(`load balancer ${lbId} still ${String(last)} after 30 s`);
+    throw new Error(`load balancer ${lbId} still ${String(last)} after ${GIVE_UP_MS / 1000} s`);
   }
 
-  /** Undo every create, newest first; what is already gone (404) is fine. */
+  /** Wait until the load balancer is deleted (gone, or shown as DELETED). */
+  async deleted(lbId: string): Promise<void> {
+    let last: unknown;
+    const deadline = Date.now() + GIVE_UP_MS;
+    while (Date.now() < deadline) {
+      const res = await this.octavia('GET', `loadbalancers/${lbId}`);
+      if (res.status === 404) return;
+      last = field(res.body, 'loadbalancer').provisioning_status;
+      if (last === 'DELETED') return;
+      await sleep(200);
+    }
+    throw new Error(`load balancer ${lbId} still ${String(last)} after ${GIVE_UP_MS / 1000} s`);
+  }
+
+  /**
+   * Undo every create, newest first. What is already gone (404) is fine; anything else that fails
+   * is reported, so a leak names the call that left it rather than surfacing as "networks left".
+   */
   async cleanup(): Promise<void> {
-    for (const undo of this.cleanups.splice(0).reverse()) await undo().catch(() => undefined);
+    const failed: string[] = [];
+    for (const { what, undo } of this.cleanups.splice(0).reverse()) {
+      const res = await undo().catch((err: unknown) => ({ status: 0, text: String(err) }));
+      if (res.status !== 404 && (res.status < 200 || res.status >= 300))
+        failed.push(`${what}: ${res.status} ${res.text}`);
+    }
+    assert.deepEqual(failed, [], `cleanup of project ${this.project} failed`);
   }
 
-  onCleanup(undo: () => Promise<unknown>): void {
-    this.cleanups.push(undo);
+  onCleanup(what: string, undo: () => Promise<{ status: number; text: string }>): void {
+    this.cleanups.push({ what, undo });
   }
 }
 
@@ -102,7 +139,7 @@ test('a network, subnet, router with an interface and a tagged port; tag filters
   const routerId = stringField(router, 'id');
   const added = await os.neutron('PUT', `routers/${routerId}/add_router_interface`, { subnet_id: subnetId });
   assert.equal(added.status, 200);
-  os.onCleanup(() =>
+  os.onCleanup(`remove the interface of router ${routerId}`, () =>
     os.neutron('PUT', `routers/${routerId}/remove_router_interface`, { subnet_id: subnetId }),
   );
   // Ports do take tags in the POST body (the tag_ports_during_bulk_creation extension driver).
@@ -187,7 +224,7 @@ async function externalSetup(
   const routerId = stringField(router, 'id');
   const added = await os.neutron('PUT', `routers/${routerId}/add_router_interface`, { subnet_id: subnetId });
   assert.equal(added.status, 200);
-  os.onCleanup(() =>
+  os.onCleanup(`remove the interface of router ${routerId}`, () =>
     os.neutron('PUT', `routers/${routerId}/remove_router_interface`, { subnet_id: subnetId }),
   );
   return { extNetId, routerId, subnetId, netId };
@@ -241,7 +278,12 @@ test('an Octavia load balancer on a Neutron port VIP with a listener, pool and m
   assert.equal(created.status, 201, created.text);
   const lb = field(created.body, 'loadbalancer');
   const lbId = stringField(lb, 'id');
-  os.onCleanup(() => os.octavia('DELETE', `loadbalancers/${lbId}?cascade=true`));
+  os.onCleanup(`DELETE loadbalancers/${lbId} with its children`, async () => {
+    const res = await os.octavia('DELETE', `loadbalancers/${lbId}?cascade=true`);
+    // The VIP port goes after the load balancer, so wait for it to be gone.
+    if (res.status >= 200 && res.status < 300) await os.deleted(lbId);
+    return res;
+  });
   assert.equal(lb.provisioning_status, 'PENDING_CREATE');
   const active = await os.settled(lbId);
   assert.equal(active.vip_port_id, vipPortId, 'the VIP is the Neutron port we gave');
@@ -310,11 +352,7 @@ test('an Octavia load balancer on a Neutron port VIP with a listener, pool and m
   assert.equal((await os.octavia('DELETE', `listeners/${listenerId}`)).status, 204);
   await os.settled(lbId);
   assert.equal((await os.octavia('DELETE', `loadbalancers/${lbId}`)).status, 204);
-  for (let i = 0; i < 150; i++) {
-    const res = await os.octavia('GET', `loadbalancers/${lbId}`);
-    if (res.status === 404 || field(res.body, 'loadbalancer').provisioning_status === 'DELETED') break;
-    await sleep(200);
-  }
+  await os.deleted(lbId);
   const left = await os.octavia('GET', `loadbalancers?project_id=${os.project}`);
   assert.deepEqual(listField(left.body, 'loadbalancers'), [], 'no load balancer is left in the project');
   assert.equal((await os.octavia('GET', `listeners/${listenerId}`)).status, 404);

@@ -10,12 +10,15 @@ export interface LabResponse {
   text: string;
 }
 
-/** One request with a JSON body; times out after `timeoutMs`. */
+/**
+ * One request with a JSON body; times out after `timeoutMs`, by default a safety net far above the
+ * few seconds a request takes while other tests write to the lab on a loaded machine.
+ */
 export async function labRequest(
   method: string,
   url: string,
   body?: unknown,
-  timeoutMs = 30_000,
+  timeoutMs = 120_000,
 ): Promise<LabResponse> {
   const res = await fetch(url, {
     method,

@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { cacheRoot } from '../binaries.js';
 import type { RabbitPorts } from './rabbitmq.js';
 import { execFileAsync } from './processes.js';
@@ -55,9 +55,18 @@ export function labPaths(dir: string): LabPaths {
   };
 }
 
-/** The environment of every OpenStack process: nothing from the caller's Python setup. */
+/**
+ * The environment of every OpenStack process: nothing from the caller's Python setup, and the
+ * lab's sitecustomize.py (./python), which makes SQLite transactions take the write lock when they
+ * begin so that the services' processes take turns on the shared files instead of failing.
+ */
 export function openstackEnv(dir: string): NodeJS.ProcessEnv {
-  return { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', HOME: dir, LANG: 'C.UTF-8' };
+  return {
+    PATH: '/usr/sbin:/usr/bin:/sbin:/bin',
+    HOME: dir,
+    LANG: 'C.UTF-8',
+    PYTHONPATH: join(import.meta.dirname, 'python'),
+  };
 }
 
 async function render(name: string, values: Record<string, string | number>): Promise<string> {
@@ -167,6 +176,25 @@ export async function installSchemas(paths: LabPaths, log: (line: string) => voi
   }
   await copyFile(join(cached, 'neutron.sqlite'), paths.neutronDb);
   await copyFile(join(cached, 'octavia.sqlite'), paths.octaviaDb);
+  await useWriteAheadLog(paths);
+}
+
+/**
+ * Several processes write each database (neutron-server and its forked workers; octavia-api and
+ * the worker's consumers), and on a loaded machine a transaction can hold the lock for seconds.
+ * In SQLite's default rollback-journal mode readers block a writer's commit; in write-ahead-log
+ * mode they do not. The mode is stored in the file, so it is set once here. Writers still take
+ * turns: python/sitecustomize.py makes each transaction take the write lock when it begins, and
+ * the connection URLs in the templates let it wait up to 60 s for it.
+ */
+async function useWriteAheadLog(paths: LabPaths): Promise<void> {
+  const script =
+    'import sqlite3, sys\nfor path in sys.argv[1:]:\n    sqlite3.connect(path).execute("PRAGMA journal_mode=WAL").fetchall()\n';
+  await run(
+    dirname(dirname(paths.neutronDb)),
+    [python, '-c', script, paths.neutronDb, paths.octaviaDb],
+    'switching the databases to WAL',
+  );
 }
 
 /**

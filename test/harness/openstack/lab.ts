@@ -47,6 +47,13 @@ import {
   rabbitQueueConsumers,
 } from './rabbitmq.js';
 
+/**
+ * How long each service may take to become ready before start() gives up: a safety net, not a
+ * timing requirement. The services are ready in 10-55 s, the longer on a machine loaded by other
+ * test runs; only a service that is stuck should hit this.
+ */
+const READY_MS = 300_000;
+
 export type LabService = 'rabbitmq' | 'neutron' | 'octaviaApi' | 'octaviaWorker';
 
 const services: readonly LabService[] = ['rabbitmq', 'neutron', 'octaviaApi', 'octaviaWorker'];
@@ -247,21 +254,21 @@ export class OpenStackLab {
     await this.launchOpenStack('octaviaApi', ['/usr/bin/octavia-api', ...octavia]);
     await Promise.all([
       this.phase('neutron', log, () =>
-        this.waitFor('neutron', () => this.answers(`${this.neutronUrl}/v2.0/networks`), 90_000),
+        this.waitFor('neutron', () => this.answers(`${this.neutronUrl}/v2.0/networks`), READY_MS),
       ),
       this.phase('octavia', log, async () => {
         await this.phase('rabbitmq', log, () => this.rabbitReady());
         await this.waitFor(
           'octaviaApi',
           () => this.answers(`${this.octaviaUrl}/v2/lbaas/loadbalancers`),
-          90_000,
+          READY_MS,
         );
         // A cast sent before the worker has declared its queue is dropped, and the load balancer it
         // was for stays PENDING_CREATE for good: wait for the consumer before the first create.
         await this.waitFor(
           'octaviaWorker',
           async () => (await rabbitQueueConsumers(dir, ports.rabbitmq, 'octavia_prov')) > 0,
-          90_000,
+          READY_MS,
         );
         await this.loadBalancerRoundTrip();
       }),
@@ -270,7 +277,7 @@ export class OpenStackLab {
 
   private async rabbitReady(): Promise<void> {
     const { ports } = this.state;
-    await this.waitFor('rabbitmq', () => amqpReady(ports.rabbitmq.amqp), 60_000);
+    await this.waitFor('rabbitmq', () => amqpReady(ports.rabbitmq.amqp), READY_MS);
     const epmdPid = findEpmd(ports.rabbitmq.epmd);
     if (epmdPid !== undefined) this.state.epmdPid = epmdPid;
     await this.save();
@@ -349,7 +356,7 @@ export class OpenStackLab {
     });
     const id = stringField(field(created.body, 'loadbalancer'), 'id');
     const settle = async (want: (status: number, provisioning: string) => boolean): Promise<void> => {
-      const deadline = Date.now() + 30_000;
+      const deadline = Date.now() + READY_MS;
       let last = '';
       while (Date.now() < deadline) {
         const res = await labRequest('GET', `${lbs}/${id}`);
@@ -360,7 +367,7 @@ export class OpenStackLab {
         await sleep(200);
       }
       throw new Error(
-        `octavia-worker did not process load balancer ${id} within 30 s (last: ${last}); ` +
+        `octavia-worker did not process load balancer ${id} within ${READY_MS / 1000} s (last: ${last}); ` +
           `see ${this.logFile('octaviaWorker')}`,
       );
     };

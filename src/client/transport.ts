@@ -3,7 +3,7 @@
  * configuration, credentials from the auth provider on every request.
  *
  * Guarantees: at most `maxConnections` sockets to the apiserver (over HTTP/2, normally one, PINGed
- * so that a dead connection is found within 40 s); when the auth provider returns
+ * so that a dead connection is found within 25 s); when the auth provider returns
  * a different client certificate (an exec plugin rotated it) a new pool is built for later
  * requests and the old one drains; network failures become {@link TransportError}s with the
  * cause, and an aborted request rejects with the signal's reason. Status codes are not
@@ -32,7 +32,7 @@ export interface TransportOptions {
   connectTimeoutMs?: number;
   /**
    * Send long-lived streams (watches) over HTTP/2 where a TLS server offers it; default true. Every
-   * watch then shares one connection, and PINGs find a dead one within 40 s (see
+   * watch then shares one connection, and PINGs find a dead one within 25 s (see
    * `connection-health.ts`). Other requests use HTTP/1.1. Not used through a proxy.
    */
   http2?: boolean;
@@ -51,7 +51,7 @@ export interface WireRequest {
   bodyTimeoutMs?: number;
   /**
    * A long-lived stream (a watch): sent over HTTP/2 where the server speaks it, on a connection
-   * that is PINGed, so that a dead one is found within 40 s however quiet the stream is.
+   * that is PINGed, so that a dead one is found within 25 s however quiet the stream is.
    */
   longLived?: boolean;
 }

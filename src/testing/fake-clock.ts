@@ -81,6 +81,14 @@ export class FakeClock implements Clock {
     return fired;
   }
 
+  /**
+   * Move time forward by `ms` without firing anything, as when the process's event loop is blocked:
+   * timers that fell due fire late, at the next {@link FakeClock.tick}, seeing the later time.
+   */
+  block(ms: number): void {
+    this.#now += ms;
+  }
+
   #earliest(): Scheduled | undefined {
     let best: Scheduled | undefined;
     for (const t of this.#timers.values()) {

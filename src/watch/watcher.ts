@@ -56,7 +56,7 @@ export interface WatcherOptions {
   /**
    * No byte (event or bookmark) for this long means the stream is dead. Default 75 s: the apiserver
    * sends a bookmark about once a minute on every watch, plus a margin. Over HTTP/2 (the default
-   * against a TLS apiserver) the client's PING health check finds a dead connection sooner (within 40 s).
+   * against a TLS apiserver) the client's PING health check finds a dead connection sooner (within 25 s).
    */
   inactivityTimeoutMs?: number;
   /**

@@ -597,3 +597,25 @@ test('a resumed watcher watches from the given resourceVersion against the given
   await clock.tick(1);
   await done;
 });
+
+test('a list retried after connection failures is announced once and counts once; failed attempts are not reconnects', async () => {
+  const run = start(
+    [
+      { refuse: true },
+      { refuse: true },
+      { refuse: true },
+      {
+        events: [ev('ADDED', pod('a', '3')), bookmark('5', { 'k8s.io/initial-events-end': 'true' })],
+        then: 'reset',
+      },
+      { refuse: true },
+      { events: [ev('MODIFIED', pod('a', '6'))], then: 'hang' },
+    ],
+    { watchList: true },
+  );
+  await run.until(() => run.types().includes('modified:a@6'));
+  assert.equal(run.events.filter((e) => e.type === 'listing').length, 1);
+  assert.equal(run.watcher.status().relists, 0);
+  assert.equal(run.watcher.status().reconnects, 1, 'two streams were opened');
+  await stop(run);
+});

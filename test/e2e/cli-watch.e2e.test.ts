@@ -29,7 +29,8 @@ function ravenWatch(
     lines.push(...parts);
   });
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => stderr.push(chunk));
-  const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+  // 'close', not 'exit': the child's last output may still be in the pipes when it has exited.
+  const exited = new Promise<number | null>((done) => child.on('close', (code) => done(code)));
   // A failed assertion must not leave the watcher running behind the test.
   process.once('exit', () => child.kill('SIGKILL'));
   return {
@@ -42,10 +43,14 @@ function ravenWatch(
   };
 }
 
+/** Wait for `pred`; the 120 s is a safety net for a stuck process, far above what a pass needs. */
 async function until(what: string, pred: () => boolean, lines: string[]): Promise<void> {
-  for (let i = 0; i < 600 && !pred(); i++) await new Promise((r) => setTimeout(r, 100));
+  for (let i = 0; i < 1200 && !pred(); i++) await new Promise((r) => setTimeout(r, 100));
   assert.ok(pred(), `${what}; output so far:\n${lines.join('\n')}`);
 }
+
+/** ConfigMaps the test creates only to learn that a watch is under way; left out of the assertions. */
+const PROBE = 'probe-';
 
 test('raven watch prints existing objects, then added, modified with its diff, and deleted', async (t) => {
   const plane = await sharedCluster();
@@ -67,7 +72,22 @@ test('raven watch prints existing objects, then added, modified with its diff, a
     () => table.lines.some((l) => /^EXISTING\s+before\b/.test(l)),
     table.lines,
   );
-  await new Promise((r) => setTimeout(r, 1000));
+  // --since-now prints nothing until something changes after its list, and an object created
+  // before that list would be skipped as existing: it is watching once a probe created now shows
+  // up. (A fixed pause instead would be too short whenever the machine is busy.)
+  for (let i = 0; !json.lines.some((l) => l.includes('"ADDED"') && l.includes(PROBE)); i++) {
+    assert.ok(
+      i < 120,
+      `raven watch --since-now never printed a probe; output so far:\n${json.lines.join('\n')}`,
+    );
+    await ok(
+      plane.adminRequest('POST', `/api/v1/namespaces/${ns}/configmaps`, {
+        metadata: { name: `${PROBE}${i}` },
+      }),
+    );
+    for (let j = 0; j < 10 && !json.lines.some((l) => l.includes(PROBE)); j++)
+      await new Promise((r) => setTimeout(r, 100));
+  }
 
   await ok(
     plane.adminRequest('POST', `/api/v1/namespaces/${ns}/configmaps`, {
@@ -95,15 +115,15 @@ test('raven watch prints existing objects, then added, modified with its diff, a
     .filter((l) => /^\S/.test(l))
     .slice(1)
     .map((l) => l.split(/\s+/).slice(0, 2).join(' '))
-    .filter((r) => !r.endsWith('kube-root-ca.crt'));
+    .filter((r) => !r.endsWith('kube-root-ca.crt') && !r.includes(PROBE));
   assert.deepEqual(rows, ['EXISTING before', 'ADDED demo', 'MODIFIED demo', 'DELETED demo']);
   const modifiedAt = table.lines.findIndex((l) => l.startsWith('MODIFIED'));
   const diffLines = table.lines.slice(modifiedAt + 1, modifiedAt + 3).map((l) => l.trim());
   assert.deepEqual(diffLines, ['data.a: "1" → "2"', 'data.b: + "new"']);
 
-  const events = json.lines.map(
-    (l) => JSON.parse(l) as { type: string; object: { metadata: { name: string } }; diff?: unknown[] },
-  );
+  const events = json.lines
+    .map((l) => JSON.parse(l) as { type: string; object: { metadata: { name: string } }; diff?: unknown[] })
+    .filter((e) => !e.object.metadata.name.startsWith(PROBE));
   assert.deepEqual(
     events.map((e) => `${e.type} ${e.object.metadata.name}`),
     ['ADDED demo', 'MODIFIED demo', 'DELETED demo'],
@@ -124,7 +144,7 @@ async function runOnce(kubeconfig: string, args: string[]): Promise<{ code: numb
   });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-  const code = await new Promise<number | null>((done) => child.on('exit', done));
+  const code = await new Promise<number | null>((done) => child.on('close', done));
   return { code, stderr };
 }
 

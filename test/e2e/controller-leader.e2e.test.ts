@@ -1,11 +1,14 @@
 /**
  * Leader election between OS processes: replicas of the example controller contend for one Lease
  * with short timings (lease 6 s, renew deadline 4 s, retry 1 s). Exactly one leads; a SIGKILLed
- * leader is replaced once the lease expires — asserted against a lease duration plus one jittered
- * retry period plus 2 s, a correctness bound of the algorithm (its worst case is L + 2.4 P = 8.4 s
- * here), not a performance figure; a leader stopped with SIGTERM releases the lease and exits 0,
- * and a standby takes over at its next retry, well within the lease duration. After each handover
- * the new leader is shown to reconcile.
+ * leader is replaced once its lease expires (the lease's history goes straight from the dead
+ * leader to its successor: nobody released it); a leader stopped with SIGTERM releases the lease
+ * and exits 0, and a standby takes the released lease. After each handover the new leader is shown
+ * to reconcile.
+ *
+ * How long each handover took is measured and reported, not asserted: on a loaded machine process
+ * scheduling adds seconds. The timing rules themselves (never before expiry, a released lease at
+ * the next retry) are asserted on virtual time in test/unit/controller/leader-election.test.ts.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,6 +19,7 @@ import type { Lease } from 'kubernetes-types/coordination/v1.js';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import { loadConfig } from '../../src/client/load-config.js';
 import { KubeClient } from '../../src/client/kube-client.js';
+import { watch } from '../../src/watch/watcher.js';
 import { ResourceClient } from '../../src/client/resource-client.js';
 import {
   installReplicaKeeperCrd,
@@ -29,10 +33,8 @@ import { deleteNamespace, freshNamespace, sharedCluster } from '../harness/test-
 const leaseDurationMs = 6_000;
 const renewDeadlineMs = 4_000;
 const retryPeriodMs = 1_000;
-/** The elector sleeps up to 1.2 retry periods between attempts. */
-const jitteredRetryMs = retryPeriodMs * 1.2;
-/** Process scheduling, request latency and log delivery on a busy test machine. */
-const slackMs = 2_000;
+/** A safety net for each wait, far above what a handover needs on a loaded machine. */
+const giveUpMs = 120_000;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -61,7 +63,8 @@ class Replica {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.exited = new Promise((resolve) => {
-      this.#child.on('exit', (code, signal) => {
+      // 'close', not 'exit': the replica's last log lines may still be in the pipes when it has exited.
+      this.#child.on('close', (code, signal) => {
         resolve({ code, signal });
         this.#wake();
       });
@@ -93,7 +96,7 @@ class Replica {
   }
 
   /** The first line matching `match`, waiting for it up to `timeoutMs`. */
-  async line(match: (line: LogLine) => boolean, what: string, timeoutMs = 60_000): Promise<LogLine> {
+  async line(match: (line: LogLine) => boolean, what: string, timeoutMs = giveUpMs): Promise<LogLine> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const found = this.lines.find(match);
@@ -124,7 +127,7 @@ class Replica {
 
 test(
   'one replica leads; a killed leader is replaced once the lease expires, a stopped one at once',
-  { timeout: 240_000 },
+  { timeout: 900_000 },
   async (t) => {
     const plane = await sharedCluster();
     const ns = await freshNamespace(plane, 'le');
@@ -152,12 +155,39 @@ test(
       });
       return lease.spec?.holderIdentity ?? '';
     };
+    // Every version of the lease, in order: who held it, and whether it was released in between.
+    const history: string[] = [];
+    const leaseWatch = watch<Lease>({
+      transport: client,
+      path: `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases`,
+      fieldSelector: 'metadata.name=keepers',
+    });
+    const recording = (async () => {
+      for await (const event of leaseWatch) {
+        if (event.type !== 'initial' && event.type !== 'added' && event.type !== 'modified') continue;
+        const holder = event.object.spec?.holderIdentity ?? '';
+        if (history.at(-1) !== holder) history.push(holder);
+      }
+    })();
+    t.after(async () => {
+      leaseWatch.close();
+      await recording;
+    });
+    /** The holders after `from` took the lease, once the history shows `to` holding it. */
+    const handover = async (from: string, to: string): Promise<string[]> => {
+      const deadline = Date.now() + giveUpMs;
+      while (history.at(-1) !== to) {
+        if (Date.now() > deadline) assert.fail(`the lease never went to ${to}: ${history.join(' -> ')}`);
+        await sleep(100);
+      }
+      return history.slice(history.lastIndexOf(from));
+    };
     const keepers = new ResourceClient<ReplicaKeeper>(client, replicaKeepers);
     const pods = new ResourceClient<Pod>(client, podsRef);
     /** The active leader is reconciling: the keeper gets exactly `n` pods. */
     const reconciledTo = async (n: number): Promise<void> => {
       await keepers.patch('web', { spec: { replicas: n } }, { type: 'merge', namespace: ns });
-      const deadline = Date.now() + 60_000;
+      const deadline = Date.now() + giveUpMs;
       for (;;) {
         const list = await pods.list({ namespace: ns, labelSelector: 'app=web' });
         const active = list.items.filter((p) => p.metadata?.deletionTimestamp === undefined);
@@ -206,11 +236,14 @@ test(
     first.kill('SIGKILL');
     const tookOver = await standby.line((l) => l.msg === 'started leading', 'takeover after SIGKILL');
     const killHandoverMs = tookOver.receivedAt - killedAt;
-    t.diagnostic(`handover after SIGKILL of the leader: ${killHandoverMs} ms (lease ${leaseDurationMs} ms)`);
+    t.diagnostic(
+      `handover after SIGKILL of the leader: ${killHandoverMs} ms (lease ${leaseDurationMs} ms, retry ${retryPeriodMs} ms)`,
+    );
     assert.equal(await holder(), standby.identity);
-    assert.ok(
-      killHandoverMs <= leaseDurationMs + jitteredRetryMs + slackMs,
-      `took ${killHandoverMs} ms, more than a lease duration plus a retry period (and slack)`,
+    assert.deepEqual(
+      await handover(first.identity, standby.identity),
+      [first.identity, standby.identity],
+      'a killed leader releases nothing: its successor took the lease by expiry',
     );
     assert.deepEqual(await first.exited, { code: null, signal: 'SIGKILL' });
     await reconciledTo(3);
@@ -229,9 +262,10 @@ test(
     t.diagnostic(`handover after SIGTERM of the leader: ${termHandoverMs} ms`);
     assert.deepEqual(await leader.exited, { code: 0, signal: null }, leader.transcript());
     assert.ok(leader.has('released the lease'), 'the stopped leader released the lease');
-    assert.ok(
-      termHandoverMs < leaseDurationMs / 2,
-      `took ${termHandoverMs} ms; a released lease should be taken at the next retry`,
+    assert.deepEqual(
+      await handover(leader.identity, gamma.identity),
+      [leader.identity, '', gamma.identity],
+      'the stopped leader released the lease and the standby took the released lease',
     );
     assert.equal(await holder(), gamma.identity);
     await reconciledTo(1);

@@ -17,6 +17,12 @@ import { deleteNamespace, freshNamespace, sharedCluster } from '../harness/test-
 
 const root = resolve(import.meta.dirname, '..', '..');
 
+/**
+ * How long a wait goes on before it fails with what it saw: a safety net for a stuck daemon, far
+ * above the seconds a daemon needs to start or deliver on a loaded machine. No pass depends on it.
+ */
+const GIVE_UP_MS = 120_000;
+
 /** One line of the daemon's log (pino JSON): `msg`, `level` and whatever fields it carried. */
 export interface LogLine {
   level: number;
@@ -91,8 +97,9 @@ export function startRaven(
     }
   });
   let done = false;
+  // 'close', not 'exit': the child's last output may still be in the pipes when it has exited.
   const exited = new Promise<Exit>((resolveExit) =>
-    child.on('exit', (code, signal) => {
+    child.on('close', (code, signal) => {
       done = true;
       children.delete(child);
       resolveExit({ code, signal });
@@ -110,7 +117,7 @@ export function startRaven(
     kill: (signal) => {
       if (!done) child.kill(signal);
     },
-    waitForLog: async (msg, count = 1, timeoutMs = 60_000) => {
+    waitForLog: async (msg, count = 1, timeoutMs = GIVE_UP_MS) => {
       const found = (): LogLine | undefined => logs.filter((l) => matches(l, msg))[count - 1];
       await until(`log "${String(msg)}" x${count}`, () => found() !== undefined || done, {
         timeoutMs,
@@ -130,18 +137,16 @@ export async function runRaven(
 ): Promise<Exit & { stdout: string; stderr: string }> {
   const raven = startRaven(args, options);
   const exit = await raven.exited;
-  // Let the pipes flush what the child wrote just before exiting.
-  await delay(50);
   return { ...exit, stdout: raven.stdout.join('\n'), stderr: raven.stderr() };
 }
 
-/** Poll `pred` every 100 ms; fail with `what` and `show()` after `timeoutMs` (generous by default). */
+/** Poll `pred` every 100 ms; fail with `what` and `show()` after `timeoutMs` (a safety net by default). */
 export async function until(
   what: string,
   pred: () => boolean | Promise<boolean>,
   options: { timeoutMs?: number; show?: () => string } = {},
 ): Promise<void> {
-  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+  const deadline = Date.now() + (options.timeoutMs ?? GIVE_UP_MS);
   for (;;) {
     if (await pred()) return;
     if (Date.now() >= deadline) assert.fail(`timed out waiting for: ${what}\n${options.show?.() ?? ''}`);
@@ -183,7 +188,7 @@ export async function httpGet(url: string): Promise<{ status: number; body: stri
 /** Resolves with the health server's URL once /readyz answers 200. */
 export async function waitReady(raven: RavenProcess): Promise<string> {
   const url = await healthUrl(raven);
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + GIVE_UP_MS;
   let last = { status: 0, body: '' };
   while (Date.now() < deadline && !raven.exitedYet()) {
     last = await httpGet(`${url}/readyz`);

@@ -127,7 +127,8 @@ function startScript(t: TestContext, path: string, kubeconfig: string): Script {
     changed.dispatchEvent(new Event('change'));
   });
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (errText += chunk));
-  child.on('exit', (code, signal) => {
+  // 'close', not 'exit': the script's last output may still be in the pipes when it has exited.
+  child.on('close', (code, signal) => {
     ended = code ?? signal ?? 'unknown';
     changed.dispatchEvent(new Event('change'));
   });

@@ -19,6 +19,13 @@ import { generatePki, type Pki } from './pki.js';
 
 type Component = 'etcd' | 'apiserver' | 'controllerManager';
 
+/**
+ * How long a component may take to become ready before start() or a restart gives up: a safety net
+ * for a component that is stuck. Each is ready in seconds on a quiet machine, but an apiserver
+ * starting while other test runs load the machine has taken over a minute.
+ */
+const READY_MS = 300_000;
+
 export interface ControlPlaneState {
   dir: string;
   kubernetesVersion: string;
@@ -212,13 +219,13 @@ export class ControlPlane {
     try {
       log('starting etcd');
       await plane.launch('etcd');
-      await plane.waitFor('etcd', () => plane.etcdHealthy(), 30_000);
+      await plane.waitFor('etcd', () => plane.etcdHealthy(), READY_MS);
       log('starting kube-apiserver');
       await plane.launch('apiserver');
-      await plane.waitFor('apiserver', () => plane.apiserverReady(), 90_000);
+      await plane.waitFor('apiserver', () => plane.apiserverReady(), READY_MS);
       log('starting kube-controller-manager');
       await plane.launch('controllerManager');
-      await plane.waitFor('controllerManager', () => plane.controllerManagerHealthy(), 60_000);
+      await plane.waitFor('controllerManager', () => plane.controllerManagerHealthy(), READY_MS);
     } catch (err) {
       await plane.stop();
       throw err;
@@ -237,7 +244,7 @@ export class ControlPlane {
     await this.kill('apiserver');
     if (options.downMs) await new Promise((r) => setTimeout(r, options.downMs));
     await this.launch('apiserver');
-    await this.waitFor('apiserver', () => this.apiserverReady(), 90_000);
+    await this.waitFor('apiserver', () => this.apiserverReady(), READY_MS);
   }
 
   /** Compact etcd at its current revision: every older resourceVersion becomes 410 Expired. */
@@ -364,7 +371,8 @@ export class ControlPlane {
       const headers = payload === undefined ? {} : { 'content-type': contentType };
       const req = httpsRequest(
         `${this.state.server}${path}`,
-        { method, ca, cert, key, headers, timeout: 10_000 },
+        // A safety net for a request that hangs; a busy apiserver can take seconds to answer.
+        { method, ca, cert, key, headers, timeout: 60_000 },
         (res) => {
           let text = '';
           res.setEncoding('utf8');

@@ -99,8 +99,11 @@ export class HttpReceiver {
       );
   }
 
-  /** Resolve once `count` requests in all have arrived; reject after `timeoutMs`. */
-  async waitForRequests(count: number, timeoutMs = 5_000): Promise<ReceivedRequest[]> {
+  /**
+   * Resolve once `count` requests in all have arrived; reject after `timeoutMs`, a safety net far
+   * above the milliseconds a local request takes, even on a loaded machine.
+   */
+  async waitForRequests(count: number, timeoutMs = 60_000): Promise<ReceivedRequest[]> {
     if (this.requests.length < count) {
       const arrived = new Promise<void>((resolve) => this.#waiters.push({ count, resolve }));
       const timeout = delay(timeoutMs, 'timeout', { ref: false });

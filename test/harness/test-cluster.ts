@@ -67,8 +67,9 @@ export async function freshNamespace(plane: ControlPlane, prefix = 't'): Promise
   });
   if (created.status !== 201)
     throw new Error(`creating namespace ${name}: ${created.status} ${created.body}`);
-  // Pods are refused until the controller-manager has made the namespace's default service account.
-  for (let i = 0; i < 300; i++) {
+  // Pods are refused until the controller-manager has made the namespace's default service account
+  // (within a second on a quiet machine; the two minutes are a safety net).
+  for (const giveUp = Date.now() + 120_000; Date.now() < giveUp;) {
     const sa = await plane.adminRequest('GET', `/api/v1/namespaces/${name}/serviceaccounts/default`);
     if (sa.status === 200) return name;
     await new Promise((r) => setTimeout(r, 100));

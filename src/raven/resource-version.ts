@@ -29,16 +29,3 @@ export function compareResourceVersions(
   const y = BigInt(b);
   return x < y ? -1 : x > y ? 1 : 0;
 }
-
-/** The newer of two resourceVersions; `a` when they cannot be ordered. */
-export function newerResourceVersion(a: string | undefined, b: string | undefined): string | undefined {
-  if (a === undefined) return b;
-  return compareResourceVersions(a, b) === -1 ? b : a;
-}
-
-/** The older of two resourceVersions; undefined when they cannot be ordered. */
-export function olderResourceVersion(a: string, b: string): string | undefined {
-  const order = compareResourceVersions(a, b);
-  if (order === undefined) return undefined;
-  return order <= 0 ? a : b;
-}

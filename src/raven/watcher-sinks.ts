@@ -75,7 +75,7 @@ export class WatcherSinks {
   /** Replayed changes up to here may be ones a sink has (undefined: none can be). */
   #replayedUpTo: { resourceVersion: string | undefined } | undefined;
   /** Sinks with a checkpoint but nothing to resume from: their start-up is a gap. */
-  #noResumePoint: { sinks: string[]; why: string } | undefined;
+  #noResumePoint: { sinks: string[]; why: string; to: string | undefined } | undefined;
   readonly #startUpHolds: Mark[] = [];
 
   constructor(ctx: WatcherSinksContext, pipeline: WatchedObjects) {
@@ -87,11 +87,6 @@ export class WatcherSinks {
     this.#log = ctx.logger.child({ watcher: this.#name });
   }
 
-  /** The confirmed resourceVersion, if any yet. */
-  get confirmedResourceVersion(): string | undefined {
-    return this.#watermark?.resourceVersion;
-  }
-
   /**
    * How the watcher starts: from the confirmed resourceVersion and the objects known at it, or
    * (undefined) with a list. A stored resourceVersion that is not used is forgotten at once.
@@ -100,10 +95,21 @@ export class WatcherSinks {
     const { checkpoints } = this.#ctx;
     const confirmed = checkpoints.confirmedVersion(this.#name);
     const withCheckpoint = this.#sinks.filter((sink) => checkpoints.hasCheckpoint(this.#name, sink));
-    if (confirmed !== undefined && confirmed.scope === this.#scope && withCheckpoint.length > 0) {
-      const known = resumeObjects(checkpoints, this.#name, withCheckpoint);
+    // The resume point holds for the sinks routed when it was recorded; another sink's checkpoint
+    // may be older (it was routed from this watcher before, not since) and needs a comparison.
+    const covered = withCheckpoint.filter((sink) => confirmed?.sinks.includes(sink) === true);
+    if (confirmed !== undefined && confirmed.scope === this.#scope && covered.length > 0) {
+      const known = resumeObjects(checkpoints, this.#name, covered);
       const firstRuns = this.#sinks.filter((sink) => !withCheckpoint.includes(sink));
-      if (firstRuns.length > 0) checkpoints.forgetConfirmedVersion(this.#name);
+      const stale = withCheckpoint.filter((sink) => !covered.includes(sink));
+      // Until those are settled a crash must list next time: a replay would not bring them up.
+      if (firstRuns.length > 0 || stale.length > 0) checkpoints.forgetConfirmedVersion(this.#name);
+      if (stale.length > 0)
+        this.#noResumePoint = {
+          sinks: stale,
+          why: 'their checkpoints are older than the resume point (they were not routed from this watcher when it was recorded)',
+          to: confirmed.resourceVersion,
+        };
       this.#resumed = { resourceVersion: confirmed.resourceVersion, at: confirmed.at };
       // Unordered versions: every replayed change is compared; nothing confirmed: none need be.
       this.#replayedUpTo = !known.ordered
@@ -128,7 +134,10 @@ export class WatcherSinks {
         why:
           confirmed === undefined
             ? 'no confirmed resourceVersion was stored'
-            : "the watcher's resource, namespaces or selectors changed",
+            : confirmed.scope !== this.#scope
+              ? "the watcher's resource, namespaces or selectors changed"
+              : 'none of the sinks it was recorded for is routed from the watcher now',
+        to: undefined,
       };
     }
     return undefined;
@@ -143,6 +152,7 @@ export class WatcherSinks {
           this.#ctx.checkpoints.recordConfirmedVersion(this.#name, {
             resourceVersion,
             scope: this.#scope,
+            sinks: this.#sinks,
             at: this.#ctx.clock.now(),
           });
       },
@@ -160,19 +170,28 @@ export class WatcherSinks {
   synced(objects: readonly KubeObject[], resumed: boolean): void {
     const catchUp = this.#catchUpContext();
     const items: { sink: string; routed: RoutedRecord }[] = [];
-    for (const sink of this.#sinks)
-      for (const routed of startUpEvents(catchUp, this.#pipeline, sink, objects, resumed))
-        items.push({ sink, routed });
-    if (this.#noResumePoint !== undefined) {
-      this.#log.info({ why: this.#noResumePoint.why }, 'listed instead of resuming');
-      for (const notice of this.#reportGap({
-        reason: 'no-resume-point',
+    const stale = resumed ? (this.#noResumePoint?.sinks ?? []) : [];
+    for (const sink of this.#sinks) {
+      // A stale sink is compared with the objects the others resume from, then gets the replay.
+      const records = stale.includes(sink)
+        ? catchUpEvents(catchUp, this.#pipeline, sink, objects, 'restart')
+        : startUpEvents(catchUp, this.#pipeline, sink, objects, resumed);
+      for (const routed of records) items.push({ sink, routed });
+    }
+    const missing = this.#noResumePoint;
+    if (missing !== undefined) {
+      this.#log.info(
+        { sinks: missing.sinks, why: missing.why },
+        'compared with checkpoints instead of resuming',
+      );
+      const gap = {
+        reason: 'no-resume-point' as const,
         from: undefined,
-        to: this.#pipeline.status()?.resourceVersion,
+        to: missing.to ?? this.#pipeline.status()?.resourceVersion,
         since: undefined,
-        sinks: this.#noResumePoint.sinks,
-      }))
-        items.push(notice);
+        sinks: missing.sinks,
+      };
+      for (const notice of this.#reportGap(gap)) items.push(notice);
     }
     this.#enqueueHolding(items, this.#startUpHolds.splice(0), START_UP);
   }

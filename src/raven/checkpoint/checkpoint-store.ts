@@ -55,6 +55,8 @@ export interface ConfirmedVersion {
   resourceVersion: string;
   /** The watcher's scope (resource, namespaces, selectors) the resourceVersion is valid for. */
   scope: string;
+  /** The sinks it is valid for: those routed from the watcher when it was recorded. */
+  sinks: readonly string[];
   /** When it was recorded (milliseconds since the epoch, on the daemon's clock). */
   at: number;
 }

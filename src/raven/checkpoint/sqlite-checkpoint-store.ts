@@ -145,12 +145,18 @@ export class SqliteCheckpointStore implements CheckpointStore {
     this.#assertOpen();
     const pending = this.#pendingVersions.get(watcher);
     if (pending !== undefined) return pending;
-    const row = this.#db.get('SELECT resource_version, scope, confirmed_at FROM watchers WHERE watcher = ?', [
-      watcher,
-    ]) as { resource_version: string; scope: string; confirmed_at: number | bigint } | null;
+    const row = this.#db.get(
+      'SELECT resource_version, scope, sinks, confirmed_at FROM watchers WHERE watcher = ?',
+      [watcher],
+    ) as { resource_version: string; scope: string; sinks: string; confirmed_at: number | bigint } | null;
     return row === null
       ? undefined
-      : { resourceVersion: row.resource_version, scope: row.scope, at: Number(row.confirmed_at) };
+      : {
+          resourceVersion: row.resource_version,
+          scope: row.scope,
+          sinks: JSON.parse(row.sinks) as string[],
+          at: Number(row.confirmed_at),
+        };
   }
 
   forgetConfirmedVersion(watcher: string): void {

@@ -22,7 +22,7 @@ export const SCHEMA_VERSION = 2;
  * - `tombstones` (version 2): per (watcher, sink, key), a deletion that sink confirmed, kept until
  *   the watcher's confirmed resourceVersion reaches it;
  * - `watchers` (version 2): per watcher, the resourceVersion up to which every sink confirmed
- *   every change, the scope it is valid for, and when it was recorded.
+ *   every change, the scope and sinks (a JSON list) it is valid for, and when it was recorded.
  */
 const RESUME_TABLES = `
 CREATE TABLE tombstones (
@@ -37,6 +37,7 @@ CREATE TABLE watchers (
   watcher TEXT PRIMARY KEY,
   resource_version TEXT NOT NULL,
   scope TEXT NOT NULL,
+  sinks TEXT NOT NULL,
   confirmed_at INTEGER NOT NULL
 ) WITHOUT ROWID;
 `;

@@ -57,9 +57,9 @@ export class StateWriter {
     this.#dropTombstone = prepare('DELETE FROM tombstones WHERE watcher = ? AND sink = ? AND key = ?');
     this.#tombstonesOf = prepare('SELECT sink, key, resource_version FROM tombstones WHERE watcher = ?');
     this.#putVersion = prepare(
-      `INSERT INTO watchers (watcher, resource_version, scope, confirmed_at) VALUES (?, ?, ?, ?)
+      `INSERT INTO watchers (watcher, resource_version, scope, sinks, confirmed_at) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (watcher) DO UPDATE SET resource_version = excluded.resource_version,
-         scope = excluded.scope, confirmed_at = excluded.confirmed_at`,
+         scope = excluded.scope, sinks = excluded.sinks, confirmed_at = excluded.confirmed_at`,
     );
   }
 
@@ -101,7 +101,13 @@ export class StateWriter {
 
   /** Store the watcher's confirmed resourceVersion and drop the tombstones it reached. */
   confirm(watcher: string, confirmed: ConfirmedVersion): void {
-    this.#putVersion.run([watcher, confirmed.resourceVersion, confirmed.scope, confirmed.at]);
+    this.#putVersion.run([
+      watcher,
+      confirmed.resourceVersion,
+      confirmed.scope,
+      JSON.stringify(confirmed.sinks),
+      confirmed.at,
+    ]);
     const rows = this.#tombstonesOf.all([watcher]) as unknown as {
       sink: string;
       key: string;

@@ -393,3 +393,33 @@ test('a sink added while resuming has its first run, and the resume point is for
   assert.deepEqual(run.seen('c'), ['added p@11', 'added q@12']);
   assert.equal(checkpoints.confirmedVersion('cms')?.resourceVersion, '12');
 });
+
+test('a sink routed again after a while is compared with the resume point, told of the gap, then replayed to', async () => {
+  const checkpoints = new MemoryCheckpointStore();
+  // b's checkpoint from when it was last routed from this watcher.
+  checkpoints.recordBaseline('cms', 'b', [cm('p', '5'), cm('gone', '6')]);
+  const first = new Run(checkpoints, '  - { name: a, type: stdout }');
+  first.resume();
+  first.watcherSinks.scopeListed('shop', '10');
+  first.watcherSinks.synced([cm('p', '10')], false);
+  first.objects.set('shop/p', cm('p', '10'));
+  first.change('modified', cm('p', '11'));
+  await first.settle();
+  assert.deepEqual(checkpoints.confirmedVersion('cms')?.sinks, ['a']);
+
+  const run = new Run(checkpoints, TWO_SINKS);
+  const resume = run.resume();
+  assert.equal(resume?.resourceVersion, '11', 'a resumes');
+  run.change('modified', cm('p', '12'));
+  await run.settle();
+  assert.deepEqual(run.seen('a'), ['modified p@12']);
+  assert.deepEqual(run.seen('b'), [
+    'deleted gone@6 (tombstone)',
+    'modified p@11',
+    'gap no-resume-point -..11',
+    'modified p@12',
+  ]);
+  assert.deepEqual(await run.metric('gaps'), ['cms,b,no-resume-point=1']);
+  assert.equal(checkpoints.confirmedVersion('cms')?.resourceVersion, '12');
+  assert.deepEqual(checkpoints.confirmedVersion('cms')?.sinks, ['a', 'b']);
+});

@@ -11,6 +11,7 @@ import type {
   CheckpointStats,
   CheckpointStore,
   CheckpointTombstone,
+  ConfirmedVersion,
 } from '../../../../src/raven/checkpoint/checkpoint-store.js';
 import { makeObjectKey } from '../../../../src/cache/object-key.js';
 import { FakeClock } from '../../../../src/testing/fake-clock.js';
@@ -33,12 +34,10 @@ export interface CheckpointHarness {
 const summary = (entries: Iterable<CheckpointEntry | CheckpointTombstone>): string[] =>
   [...entries].map((e) => `${e.key}@${e.uid ?? '-'}/${e.resourceVersion ?? '-'}`);
 
-const version = (
-  resourceVersion: string,
-  at = 0,
-): { resourceVersion: string; scope: string; at: number } => ({
+const version = (resourceVersion: string, at = 0): ConfirmedVersion => ({
   resourceVersion,
   scope: 'pods in d',
+  sinks: ['audit', 'webhook'],
   at,
 });
 

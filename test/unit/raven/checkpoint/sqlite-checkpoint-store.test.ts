@@ -216,7 +216,7 @@ test('a version 1 file is migrated: its entries kept, tombstones and confirmed r
         'nothing to resume from: the first start lists',
       );
       store.recordDelivered(changeEvent('deleted', pod('d', 'a', { rv: '9' })), 'audit');
-      store.recordConfirmedVersion('pods', { resourceVersion: '8', scope: 'pods', at: 0 });
+      store.recordConfirmedVersion('pods', { resourceVersion: '8', scope: 'pods', sinks: ['audit'], at: 0 });
       await store.flush();
       assert.deepEqual(
         [...store.tombstones('pods', 'audit')].map((t) => `${t.key}@${t.resourceVersion ?? '-'}`),

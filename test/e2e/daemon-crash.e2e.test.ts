@@ -2,7 +2,8 @@
  * Every change through a daemon crash. The receiver is down while ~200 changes are made; the
  * daemon is SIGKILLed in the middle of that window with everything still queued, and started
  * again: it resumes the watch from the resourceVersion every sink had confirmed, so the apiserver
- * replays each change, and every (uid, resourceVersion) arrives exactly once.
+ * replays each change, and every (uid, resourceVersion) arrives exactly once. The watcher spans
+ * two namespaces, one busy and one quiet: two watches, each resumed where both had confirmed.
  *
  * Then the case a replay cannot cover: etcd compacted and the apiserver restarted while the daemon
  * is down (a control plane of the test's own), so the resume point has expired. The daemon lists,
@@ -15,7 +16,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { HttpReceiver } from '../harness/http-receiver.js';
-import { freshNamespace, privateCluster } from '../harness/test-cluster.js';
+import { deleteNamespace, freshNamespace, privateCluster } from '../harness/test-cluster.js';
 import {
   daemonFixture,
   httpGet,
@@ -72,13 +73,15 @@ function stop(raven: RavenProcess): () => Promise<void> {
 
 test('a daemon killed while its receiver is down delivers every change exactly once after the restart', async (t) => {
   const { plane, ns, dir, hook } = await daemonFixture(t);
+  const quiet = await freshNamespace(plane);
+  t.after(() => deleteNamespace(plane, quiet));
   const config = await writeConfig(
     dir,
     `
 server: { port: 0 }
 checkpoint: { path: ./state/checkpoint.db }
 watchers:
-  - { name: cms, resource: configmaps, namespaces: [${ns}], labelSelector: 'raven.test/crash' }
+  - { name: cms, resource: configmaps, namespaces: [${ns}, ${quiet}], labelSelector: 'raven.test/crash' }
 sinks:
   - name: hook
     type: webhook
@@ -88,10 +91,11 @@ sinks:
 `,
   );
   const api = `/api/v1/namespaces/${ns}/configmaps`;
+  const quietApi = `/api/v1/namespaces/${quiet}/configmaps`;
   const changes: Change[] = [];
-  const create = async (name: string): Promise<void> => {
+  const create = async (name: string, where = api): Promise<void> => {
     const created = await ok(
-      plane.adminRequest('POST', api, {
+      plane.adminRequest('POST', where, {
         metadata: { name, labels: { 'raven.test/crash': 'true' } },
         data: { n: '0' },
       }),
@@ -113,8 +117,9 @@ sinks:
   await waitReady(first);
   const live = ['obj-0', 'obj-1', 'obj-2', 'obj-3', 'obj-4'];
   for (const name of live) await create(name);
+  await create('quiet-0', quietApi);
   for (const c of changes) uidOf.set(c.name, c.uid);
-  await until('the first objects delivered', () => events().length >= live.length, {
+  await until('the first objects delivered', () => events().length >= changes.length, {
     show: () => first.stderr(),
   });
 
@@ -131,7 +136,16 @@ sinks:
       t.after(stop(second));
     }
     n++;
-    if (n % 50 === 0) {
+    if (n % 23 === 0) {
+      // Now and then in the quiet namespace.
+      const patched = await ok(plane.adminRequest('PATCH', `${quietApi}/quiet-0`, { data: { n: `${n}` } }));
+      changes.push({
+        uid: patched.metadata.uid,
+        name: 'quiet-0',
+        type: 'modified',
+        resourceVersion: patched.metadata.resourceVersion,
+      });
+    } else if (n % 50 === 0) {
       // A creation and a deletion now and then, also while the daemon is down.
       const name = `new-${n}`;
       await create(name);

@@ -332,15 +332,15 @@ for (const refusal of [
     );
     await run.until((events) => events.some((e) => e.type === 'bookmark'));
     assertPlayed(run);
+    // The refusal is a fallback, not a failure: no error event for it (the plain list answers).
     assert.deepEqual(run.types(), [
-      `error:api:${refusal.code}`,
       'initial:a',
       'synced:2',
       'error:api:410',
       'synced:9:relist',
       'bookmark:10',
     ]);
-    assert.match(errors(run.events)[0]?.error.message ?? '', new RegExp(refusal.message));
+    assert.equal(errors(run.events).length, 1);
     assert.equal(run.watcher.status().watchList, false);
   });
 }

@@ -8,7 +8,8 @@
  * Then the case a replay cannot cover: etcd compacted and the apiserver restarted while the daemon
  * is down (a control plane of the test's own), so the resume point has expired. The daemon lists,
  * delivers what differs from each sink's checkpoint, and reports the gap: a log line, a metric and
- * a gap notice to the sink that asked for them.
+ * a gap notice to the sink that asked for them. The same compaction and restart while the daemon
+ * runs makes its watch relist: a gap as well, reported the same way.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -223,7 +224,7 @@ sinks:
   assert.deepEqual(await restarted.exited, { code: 0, signal: null });
 });
 
-test('when the resume point has expired the daemon lists, delivers the end state and reports the gap', async (t) => {
+test('an expired resume point, and a relist while running, are reported as gaps with the end state delivered', async (t) => {
   const plane = await privateCluster();
   const hook = await HttpReceiver.start();
   const daemons: RavenProcess[] = [];
@@ -356,6 +357,23 @@ sinks:
     `resume point ${gap.fromResourceVersion ?? '?'} expired (compacted; apiserver restarted): ` +
       `${changes.length} changes delivered as the end state, gap notice "${gap.message}"`,
   );
+
+  // The same while the daemon runs: its watch loses its place, relists, and that is a gap too.
+  await plane.compactEtcd();
+  await plane.restartApiserver();
+  const relistLine = await second.waitForLog('gap: intermediate changes may be missing', 2, 120_000);
+  assert.equal(relistLine.reason, 'relist');
+  const afterRelist = await patch('keep', 'after-relist');
+  await until(
+    'the relist reported to the receiver, and live changes after it',
+    () =>
+      received().some((e) => e.type === 'gap' && e.reason === 'relist') &&
+      received().some((e) => e.type !== 'gap' && e.resourceVersion === afterRelist.metadata.resourceVersion),
+    { timeoutMs: 120_000, show: () => second.stderr() },
+  );
+  metrics = (await httpGet(`${url}/metrics`)).body;
+  assert.match(metrics, /^raven_gaps_total\{watcher="cms",sink="hook",reason="relist"\} 1$/m);
+  assert.match(metrics, /^raven_gaps_total\{watcher="cms",sink="archive",reason="relist"\} 1$/m);
   second.kill('SIGTERM');
   assert.deepEqual(await second.exited, { code: 0, signal: null });
 });

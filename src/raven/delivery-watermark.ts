@@ -20,6 +20,10 @@
  *
  * A sink brought up to date from its checkpoint (a resync after an overflow) never settles the
  * events it dropped: {@link DeliveryWatermark.coveredUpTo} stops every earlier mark waiting for it.
+ * A change a sink would not even take (it is dropping everything until its resync) is reported
+ * with {@link DeliveryWatermark.dropped}: one barrier per sink holds the watermark instead of one
+ * waiting mark per change, and settled marks behind a held head are merged, so memory stays
+ * bounded by what the deliveries hold, however long a receiver is down.
  */
 import { compareResourceVersions } from './resource-version.js';
 
@@ -40,7 +44,12 @@ interface Scope {
   marks: Mark[];
   /** Index of the first unsettled mark in `marks`. */
   head: number;
+  /** Merge settled marks once this many are queued. */
+  compactAt: number;
 }
+
+/** Below this many queued marks a scope is never compacted. */
+const COMPACT_MIN = 1024;
 
 export interface DeliveryWatermarkOptions {
   /** Where every scope starts (the resourceVersion a resumed watch started at); default none. */
@@ -60,11 +69,14 @@ export interface DeliveryWatermarkOptions {
 export class DeliveryWatermark {
   readonly #scopes = new Map<string, Scope>();
   readonly #onAdvance: ((resourceVersion: string) => void) | undefined;
+  /** Per sink that dropped changes: the first and last `seq` it dropped and no resync covered yet. */
+  readonly #dropped = new Map<string, { from: number; to: number }>();
   #seq = 0;
   #value: string | undefined;
 
   constructor(scopes: Iterable<string>, options: DeliveryWatermarkOptions = {}) {
-    for (const scope of scopes) this.#scopes.set(scope, { confirmed: options.start, marks: [], head: 0 });
+    for (const scope of scopes)
+      this.#scopes.set(scope, { confirmed: options.start, marks: [], head: 0, compactAt: COMPACT_MIN });
     if (this.#scopes.size === 0) throw new Error('a watermark needs at least one scope');
     this.#onAdvance = options.onAdvance;
     this.#value = this.#lowest();
@@ -112,8 +124,23 @@ export class DeliveryWatermark {
     this.#advance(this.#scope(mark.scope));
   }
 
+  /**
+   * `by` dropped `mark`'s change and will never settle it (a sink dropping everything until its
+   * resync): the watermark stops before it until {@link DeliveryWatermark.coveredUpTo} covers it.
+   */
+  dropped(mark: Mark, by: string): void {
+    const barrier = this.#dropped.get(by);
+    this.#dropped.set(by, { from: barrier?.from ?? mark.seq, to: mark.seq });
+    this.settle(mark, by);
+  }
+
   /** `by` is up to date with every mark up to `seq`: none of them waits for it any more. */
   coveredUpTo(by: string, seq: number): void {
+    const barrier = this.#dropped.get(by);
+    if (barrier !== undefined) {
+      if (barrier.to <= seq) this.#dropped.delete(by);
+      else barrier.from = Math.max(barrier.from, seq + 1);
+    }
     for (const state of this.#scopes.values()) {
       for (let i = state.head; i < state.marks.length; i++) {
         const mark = state.marks[i];
@@ -132,9 +159,11 @@ export class DeliveryWatermark {
 
   #advance(state: Scope): void {
     let moved = false;
+    let barrier = Infinity;
+    for (const { from } of this.#dropped.values()) barrier = Math.min(barrier, from);
     while (state.head < state.marks.length) {
       const mark = state.marks[state.head];
-      if (mark === undefined || mark.waiting.size > 0) break;
+      if (mark === undefined || mark.waiting.size > 0 || mark.seq >= barrier) break;
       state.head++;
       if (mark.resourceVersion !== undefined) {
         // A scope's marks come in resourceVersion order; the comparison only guards against a
@@ -151,15 +180,43 @@ export class DeliveryWatermark {
     if (state.head === state.marks.length) {
       state.marks = [];
       state.head = 0;
-    } else if (state.head > 1024 && state.head * 2 > state.marks.length) {
+    } else if (state.head > COMPACT_MIN && state.head * 2 > state.marks.length) {
       state.marks = state.marks.slice(state.head);
       state.head = 0;
+    }
+    if (state.marks.length - state.head > state.compactAt) {
+      this.#compact(state);
+      state.compactAt = Math.max(COMPACT_MIN, 2 * state.marks.length);
     }
     if (!moved) return;
     const value = this.#lowest();
     if (value === undefined || value === this.#value) return;
     this.#value = value;
     this.#onAdvance?.(value);
+  }
+
+  /**
+   * Merge each run of settled marks behind a held head into one: the run's last `seq` and newest
+   * resourceVersion. A merged mark only ever moves the watermark later than its parts would (a
+   * barrier between them holds all of it), never past what is unsettled.
+   */
+  #compact(state: Scope): void {
+    const kept: Mark[] = [];
+    for (let i = state.head; i < state.marks.length; i++) {
+      const mark = state.marks[i];
+      if (mark === undefined) continue;
+      const last = kept.at(-1);
+      if (last !== undefined && last.waiting.size === 0 && mark.waiting.size === 0) {
+        kept[kept.length - 1] = {
+          seq: mark.seq,
+          scope: mark.scope,
+          resourceVersion: mark.resourceVersion ?? last.resourceVersion,
+          waiting: mark.waiting,
+        };
+      } else kept.push(mark);
+    }
+    state.marks = kept;
+    state.head = 0;
   }
 
   #lowest(): string | undefined {

@@ -205,7 +205,7 @@ export class WatcherSinks {
     for (const sink of this.#sinks) {
       const verdict = this.#ctx.router.verdict(event, sink);
       if (verdict === 'silent') this.#ctx.metrics.filtered.inc({ watcher: this.#name, sink });
-      this.#ctx.deliveries.get(sink)?.enqueue(event, {
+      const queued = this.#ctx.deliveries.get(sink)?.enqueue(event, {
         verdict,
         settled: (how) => {
           this.#record(event, sink, how);
@@ -213,7 +213,8 @@ export class WatcherSinks {
         },
         ...this.#dedup(event, sink),
       });
-      // Not queued (the sink overflowed): the mark waits for the resync that covers it.
+      // Not taken (the sink overflowed): the watermark holds here until a resync covers it.
+      if (queued === false) this.#mark().dropped(mark, sink);
     }
   }
 
@@ -239,10 +240,12 @@ export class WatcherSinks {
         undefined,
         notices.map((n) => n.sink),
       );
-      for (const { sink, routed } of notices)
-        this.#ctx.deliveries.get(sink)?.enqueue(routed.record, {
+      for (const { sink, routed } of notices) {
+        const queued = this.#ctx.deliveries.get(sink)?.enqueue(routed.record, {
           settled: () => this.#mark().settle(mark, sink),
         });
+        if (queued === false) this.#mark().dropped(mark, sink);
+      }
       this.#mark().reached(scope, relist.resourceVersion);
       return;
     }

@@ -124,3 +124,40 @@ test('a long backlog settled in order leaves nothing behind', () => {
   assert.equal(watermark.resourceVersion, '5000');
   assert.equal(watermark.pending, 0);
 });
+
+test('a sink that drops changes holds the watermark at the first one until a resync covers them', () => {
+  const watermark = new DeliveryWatermark(['*'], { start: '1' });
+  const kept = watermark.add('*', '2', ['a', 'b']);
+  watermark.settle(kept, 'a');
+  watermark.settle(kept, 'b');
+  const first = watermark.add('*', '3', ['a', 'b']);
+  watermark.settle(first, 'a');
+  watermark.dropped(first, 'b');
+  const later = watermark.add('*', '4', ['a', 'b']);
+  watermark.settle(later, 'a');
+  watermark.dropped(later, 'b');
+  assert.equal(watermark.resourceVersion, '2', 'held before the first dropped change');
+  const resyncPoint = watermark.lastSeq;
+  const after = watermark.add('*', '5', ['a', 'b']);
+  watermark.settle(after, 'a');
+  watermark.dropped(after, 'b');
+  watermark.coveredUpTo('b', resyncPoint);
+  assert.equal(watermark.resourceVersion, '4', 'covered up to the resync point; 5 was dropped after it');
+  watermark.coveredUpTo('b', watermark.lastSeq);
+  assert.equal(watermark.resourceVersion, '5');
+});
+
+test('during a long outage of one sink the queue stays bounded: one barrier, settled marks merged', () => {
+  const watermark = new DeliveryWatermark(['*'], { start: '0' });
+  let rv = 0;
+  for (let i = 0; i < 100_000; i++) {
+    const mark = watermark.add('*', String(++rv), ['up', 'down']);
+    watermark.settle(mark, 'up');
+    watermark.dropped(mark, 'down');
+  }
+  assert.equal(watermark.resourceVersion, '0');
+  assert.ok(watermark.pending < 5000, `${watermark.pending} marks held for 100 000 changes`);
+  watermark.coveredUpTo('down', watermark.lastSeq);
+  assert.equal(watermark.resourceVersion, '100000');
+  assert.equal(watermark.pending, 0);
+});

@@ -312,15 +312,17 @@ export class SinkDelivery {
         this.#ready.shift();
         continue;
       }
-      // Settled without the sink: needs no slot, and the lane goes on with its next event.
-      const passed = this.#passWithoutSink(head);
+      // Settled without the sink: needs no slot, and the lane goes on with its next event. Without
+      // a free slot only a silent head is looked at (the duplicate check may read the checkpoint).
+      const free = this.#active < this.#concurrency;
+      const passed = free || head.routing.verdict === 'silent' ? this.#passWithoutSink(head) : undefined;
       if (passed !== undefined) {
         this.#ready.shift();
         this.#settle(head, passed);
         this.#finishHead(lane);
         continue;
       }
-      if (this.#active >= this.#concurrency) break;
+      if (!free) break;
       this.#ready.shift();
       void this.#attempt(lane, head);
     }

@@ -127,6 +127,8 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
   #lastError: WatcherStatus['lastError'];
   #lastEventAt: number | undefined;
   #lists = 0;
+  /** A `listing` was announced and its `synced` has not come yet. */
+  #listOpen = false;
   #streams = 0;
   #iterating = false;
 
@@ -339,9 +341,8 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
   }
 
   async *#list(from: ListFrom, paged: boolean): AsyncGenerator<WatcherEvent<T>, Outcome, undefined> {
-    this.#lists++;
     const relist = this.#synced;
-    yield { type: 'listing', relist };
+    yield* this.#listing(relist);
     const seen = new Set<string>();
     let continueToken: string | undefined;
     let continued = false;
@@ -387,6 +388,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
       yield* this.#tombstones(seen);
       this.#resourceVersion = resourceVersion;
       this.#synced = true;
+      this.#listOpen = false;
       this.#policy.succeeded();
       this.#lastEventAt = this.#clock.now();
       yield { type: 'synced', resourceVersion, relist };
@@ -404,10 +406,8 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
    * to the initial-events-end bookmark are reconciled like list items, then it goes on as a watch.
    */
   async *#stream(extra: Query, initial: boolean): AsyncGenerator<WatcherEvent<T>, Outcome, undefined> {
-    if (initial) this.#lists++;
-    this.#streams++;
     const relist = this.#synced;
-    if (initial) yield { type: 'listing', relist };
+    if (initial) yield* this.#listing(relist);
     let seen: Set<string> | undefined = initial ? new Set<string>() : undefined;
     const opened = this.#clock.now();
     const request = this.#request();
@@ -432,6 +432,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
       : undefined;
     try {
       const body = await this.#open(query, request, deadline);
+      this.#streams++;
       this.#policy.connected();
       if (!initial) this.#phase = 'watching';
       const events = decodeWatchEvents<T>(body, {
@@ -459,6 +460,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
             yield* this.#tombstones(seen);
             seen = undefined;
             this.#synced = true;
+            this.#listOpen = false;
             this.#phase = 'watching';
             yield { type: 'synced', resourceVersion: rv ?? '', relist };
           } else {
@@ -482,6 +484,17 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
     } finally {
       request.done();
     }
+  }
+
+  /**
+   * Announce a (re)list, once per cycle: a list retried after a failure, or a streaming list that
+   * falls back to a plain one, continues the cycle its `listing` began (until `synced`).
+   */
+  *#listing(relist: boolean): Generator<WatcherEvent<T>, void, undefined> {
+    if (this.#listOpen) return;
+    this.#listOpen = true;
+    this.#lists++;
+    yield { type: 'listing', relist };
   }
 
   #initialEventsMs(): number {

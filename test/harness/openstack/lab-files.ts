@@ -57,15 +57,22 @@ export function labPaths(dir: string): LabPaths {
 
 /**
  * The environment of every OpenStack process: nothing from the caller's Python setup, and the
- * lab's sitecustomize.py (./python), which makes SQLite transactions take the write lock when they
- * begin so that the services' processes take turns on the shared files instead of failing.
+ * lab's sitecustomize.py (./python), which lets the services' processes share their SQLite files
+ * on a loaded machine without "database is locked" failures.
  */
-export function openstackEnv(dir: string): NodeJS.ProcessEnv {
+export function openstackEnv(
+  dir: string,
+  options: { immediateTransactions?: boolean } = {},
+): NodeJS.ProcessEnv {
   return {
     PATH: '/usr/sbin:/usr/bin:/sbin:/bin',
     HOME: dir,
     LANG: 'C.UTF-8',
     PYTHONPATH: join(import.meta.dirname, 'python'),
+    // Nothing written into the repository's tree when sitecustomize.py is imported.
+    PYTHONDONTWRITEBYTECODE: '1',
+    // Octavia's processes begin every transaction holding the write lock (see sitecustomize.py).
+    ...(options.immediateTransactions === true ? { RAVEN_LAB_SQLITE_IMMEDIATE: '1' } : {}),
   };
 }
 
@@ -183,9 +190,9 @@ export async function installSchemas(paths: LabPaths, log: (line: string) => voi
  * Several processes write each database (neutron-server and its forked workers; octavia-api and
  * the worker's consumers), and on a loaded machine a transaction can hold the lock for seconds.
  * In SQLite's default rollback-journal mode readers block a writer's commit; in write-ahead-log
- * mode they do not. The mode is stored in the file, so it is set once here. Writers still take
- * turns: python/sitecustomize.py makes each transaction take the write lock when it begins, and
- * the connection URLs in the templates let it wait up to 60 s for it.
+ * mode they do not. The mode is stored in the file, so it is set once here. Writers still meet:
+ * python/sitecustomize.py makes a statement wait for the lock without stalling the process, and
+ * has a transaction that lost a race retried like a MySQL deadlock.
  */
 async function useWriteAheadLog(paths: LabPaths): Promise<void> {
   const script =

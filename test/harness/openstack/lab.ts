@@ -304,7 +304,8 @@ export class OpenStackLab {
   }
 
   private launchOpenStack(service: LabService, argv: string[]): Promise<void> {
-    return this.launch(service, argv, openstackEnv(this.state.dir));
+    const immediateTransactions = service === 'octaviaApi' || service === 'octaviaWorker';
+    return this.launch(service, argv, openstackEnv(this.state.dir, { immediateTransactions }));
   }
 
   private async end(service: LabService): Promise<void> {

@@ -16,12 +16,13 @@ import { errorKind, isInvalid, isRetryable } from '../errors/classify.js';
 import { systemClock, sleep, type Clock } from '../util/clock.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import type { BackoffOptions } from './backoff.js';
-import { decodeList } from './decode/decode-list.js';
-import { decodeWatchEvents } from './decode/decode-watch-events.js';
+import { ListDecoder } from './decode/decode-list.js';
+import { checkStreamEnd, decodeWatchLine } from './decode/decode-watch-events.js';
+import { LineSplitter } from './decode/line-splitter.js';
 import type { ObjectPeek, WatchEventPeek } from './decode/peek.js';
 import type { KubeObject } from './decode/watch-event.js';
 import { guardInactivity } from './inactivity.js';
-import { KnownObjects, keyOf } from './known-objects.js';
+import { KnownObjects, keyOf, type Known, type ObjectSource } from './known-objects.js';
 import { ReconnectPolicy } from './reconnect-policy.js';
 import type { WatcherEvent, WatcherPhase, WatcherStatus } from './watcher-events.js';
 import { initialState, transition, type ListFrom, type Outcome, type WatcherState } from './watcher-state.js';
@@ -142,11 +143,15 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
       ...(options.backoff === undefined ? {} : { backoff: options.backoff }),
       ...(options.connectBackoff === undefined ? {} : { connectBackoff: options.connectBackoff }),
     });
-    this.#known = new KnownObjects<T>(options.keepObjects ?? true);
+    this.#known = new KnownObjects<T>({
+      keepObjects: options.keepObjects ?? true,
+      dropManagedFields: options.dropManagedFields === true,
+    });
     this.#watchList = options.watchList ?? true;
     this.#started = this.#clock.now();
     if (options.resume !== undefined) {
-      for (const object of options.resume.objects) this.#known.set(keyOf(object.metadata), object as T);
+      for (const object of options.resume.objects)
+        this.#known.set(keyOf(object.metadata), object as T, undefined, false);
       this.#resourceVersion = options.resume.resourceVersion;
       this.#synced = true;
     }
@@ -257,30 +262,41 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
     }
   }
 
-  async *#step(state: WatcherState): AsyncGenerator<WatcherEvent<T>, Outcome, undefined> {
+  /**
+   * Run one state. Not a generator itself: the one it returns is delegated to straight from
+   * `#run`, so an event passes through two generators between the socket and the consumer.
+   */
+  #step(state: WatcherState): AsyncGenerator<WatcherEvent<T>, Outcome, undefined> {
     switch (state.kind) {
       case 'list':
         this.#phase = 'listing';
-        return yield* this.#list(state.from, state.paged);
+        return this.#list(state.from, state.paged);
       case 'watchList':
         this.#phase = 'listing';
-        return yield* this.#stream(this.#watchListQuery(state.from), true);
+        return this.#stream(this.#watchListQuery(state.from), true);
       case 'watch':
-        return yield* this.#stream({ resourceVersion: state.resourceVersion }, false);
+        return this.#stream({ resourceVersion: state.resourceVersion }, false);
       case 'backoff':
         if (this.#phase !== 'failing') this.#phase = 'backoff';
-        try {
-          await sleep(this.#clock, state.delayMs, this.#signal);
-          return { kind: 'waited' };
-        } catch {
-          return { kind: 'aborted' };
-        }
+        return this.#wait(state.delayMs);
       case 'stopped':
-        return { kind: 'aborted' };
+        return this.#wait(undefined);
       default: {
         const unreachable: never = state;
         return unreachable;
       }
+    }
+  }
+
+  /** Wait `ms` (a backoff); undefined: nothing to wait for, the watcher is stopping. */
+  // eslint-disable-next-line require-yield -- a step that yields no event
+  async *#wait(ms: number | undefined): AsyncGenerator<WatcherEvent<T>, Outcome, undefined> {
+    if (ms === undefined) return { kind: 'aborted' };
+    try {
+      await sleep(this.#clock, ms, this.#signal);
+      return { kind: 'waited' };
+    } catch {
+      return { kind: 'aborted' };
     }
   }
 
@@ -296,37 +312,64 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
     };
   }
 
-  /** Reconcile one listed object against what is known; yields what changed. */
-  *#reconcile(object: T, seen: Set<string>, relist: boolean): Generator<WatcherEvent<T>, void, undefined> {
+  /**
+   * Reconcile one listed object (parsed from `text`, a whole watch event when `inEvent`) against
+   * what is known; appends what changed to `out`.
+   */
+  #reconcile(
+    object: T,
+    source: ObjectSource,
+    inEvent: boolean,
+    seen: Set<string>,
+    relist: boolean,
+    out: WatcherEvent<T>[],
+  ): void {
     const key = keyOf(object.metadata);
     seen.add(key);
     const known = this.#known.get(key);
     if (known === undefined) {
-      this.#known.set(key, object);
-      yield relist ? { type: 'added', object } : { type: 'initial', object };
+      this.#known.set(key, object, source, inEvent);
+      out.push(relist ? { type: 'added', object } : { type: 'initial', object });
       return;
     }
     const uid = object.metadata?.uid;
     if (known.uid !== undefined && uid !== undefined && known.uid !== uid) {
       // Deleted and re-created under the same name while we were not watching.
-      this.#known.set(key, object);
-      yield { type: 'deleted', object: this.#known.lastState(key, known), tombstone: true };
-      yield { type: 'added', object };
+      out.push({ type: 'deleted', object: this.#known.lastState(key, known), tombstone: true });
+      this.#known.update(known, object, source, inEvent);
+      out.push({ type: 'added', object });
       return;
     }
     if (known.resourceVersion === object.metadata?.resourceVersion) return;
-    this.#known.set(key, object);
-    yield { type: 'modified', object, previous: known.object };
+    out.push(this.#modified(object, known));
+    this.#known.update(known, object, source, inEvent);
+  }
+
+  /** A `modified` event; `previous` is parsed from what `known` holds, when first read. */
+  #modified(object: T, known: Known): WatcherEvent<T> {
+    if (known.bytes === undefined)
+      return { type: 'modified', object, previous: known.object as T | undefined };
+    const previous = this.#known.previous(known);
+    return {
+      type: 'modified',
+      object,
+      get previous() {
+        return previous();
+      },
+    };
   }
 
   /** After a complete (re)list: everything known but not seen is gone. */
-  *#tombstones(seen: Set<string>): Generator<WatcherEvent<T>, void, undefined> {
-    const gone = [...this.#known.keys()].filter((key) => !seen.has(key));
-    for (const key of gone) {
+  #tombstones(seen: Set<string>): WatcherEvent<T>[] {
+    const out: WatcherEvent<T>[] = [];
+    // Deleting the entry being visited is safe while iterating a Map.
+    for (const key of this.#known.keys()) {
+      if (seen.has(key)) continue;
       const known = this.#known.delete(key);
       if (known !== undefined)
-        yield { type: 'deleted', object: this.#known.lastState(key, known), tombstone: true };
+        out.push({ type: 'deleted', object: this.#known.lastState(key, known), tombstone: true });
     }
+    return out;
   }
 
   #listFilter(seen: Set<string>): (peek: ObjectPeek) => boolean {
@@ -358,12 +401,19 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
       try {
         const body = await this.#open(query, request);
         this.#policy.connected();
-        const items = decodeList<T>(body, {
+        const decoder = new ListDecoder<T>({
           dropManagedFields: this.#o.dropManagedFields,
           filter: this.#listFilter(seen),
         });
-        for await (const object of items) yield* this.#reconcile(object, seen, relist);
-        const { metadata } = items.result();
+        const out: WatcherEvent<T>[] = [];
+        for await (const chunk of body) {
+          for (const item of decoder.push(chunk)) {
+            this.#reconcile(item.object, item, false, seen, relist, out);
+            for (const event of out) yield event;
+            out.length = 0;
+          }
+        }
+        const { metadata } = decoder.end();
         resourceVersion = metadata.resourceVersion;
         continueToken =
           paged && metadata.continue !== undefined && metadata.continue !== ''
@@ -385,7 +435,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
           error: new TransportError(`list of ${this.#o.path} returned no resourceVersion`),
         };
       }
-      yield* this.#tombstones(seen);
+      for (const event of this.#tombstones(seen)) yield event;
       this.#resourceVersion = resourceVersion;
       this.#synced = true;
       this.#listOpen = false;
@@ -435,45 +485,58 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
       this.#streams++;
       this.#policy.connected();
       if (!initial) this.#phase = 'watching';
-      const events = decodeWatchEvents<T>(body, {
+      const decode = {
         dropManagedFields: this.#o.dropManagedFields,
         // Peeking before parsing pays off where objects are skipped: namespace filtering and the
         // streaming initial list (unchanged objects). A live watch rarely repeats a resourceVersion,
         // so it parses straight away and #apply drops a repeat after parsing.
-        filter: this.#o.accept !== undefined || initial ? (peek) => this.#watchFilter(peek, seen) : undefined,
-      });
-      for await (const event of events) {
-        this.#lastEventAt = this.#clock.now();
-        if (event.type === 'ERROR')
-          return { kind: 'failed', error: event.error, listed: initial && seen === undefined };
-        if (!delivered) {
-          // A stream that delivers is healthy, however short it turns out to be.
-          delivered = true;
-          this.#policy.succeeded();
-        }
-        const rv = event.object.metadata?.resourceVersion;
-        if (rv !== undefined && rv !== '') this.#resourceVersion = rv;
-        if (event.type === 'BOOKMARK') {
-          if (seen === undefined) {
-            if (rv !== undefined) yield { type: 'bookmark', resourceVersion: rv };
-          } else if (event.object.metadata?.annotations?.[INITIAL_EVENTS_END] === 'true') {
-            yield* this.#tombstones(seen);
-            seen = undefined;
-            this.#synced = true;
-            this.#listOpen = false;
-            this.#phase = 'watching';
-            yield { type: 'synced', resourceVersion: rv ?? '', relist };
-          } else {
-            // A server that serves the streaming initial list sends no other bookmark before this one.
-            return { kind: 'notServed', reason: 'a bookmark came before the initial-events-end bookmark' };
+        filter:
+          this.#o.accept !== undefined || initial
+            ? (peek: WatchEventPeek) => this.#watchFilter(peek, seen)
+            : undefined,
+      };
+      // Lines are decoded here, each just before its event is yielded: no generator in between.
+      const splitter = new LineSplitter();
+      const out: WatcherEvent<T>[] = [];
+      for await (const chunk of body) {
+        for (const line of splitter.push(chunk)) {
+          const event = decodeWatchLine<T>(line, decode);
+          if (event === undefined) continue;
+          this.#lastEventAt = this.#clock.now();
+          if (event.type === 'ERROR')
+            return { kind: 'failed', error: event.error, listed: initial && seen === undefined };
+          if (!delivered) {
+            // A stream that delivers is healthy, however short it turns out to be.
+            delivered = true;
+            this.#policy.succeeded();
           }
-        } else if (seen !== undefined && event.type === 'ADDED') {
-          yield* this.#reconcile(event.object, seen, relist);
-        } else {
-          const change = this.#apply(event.type, event.object);
-          if (change !== undefined) yield change;
+          const rv = event.object.metadata?.resourceVersion;
+          if (rv !== undefined && rv !== '') this.#resourceVersion = rv;
+          if (event.type === 'BOOKMARK') {
+            if (seen === undefined) {
+              if (rv !== undefined) yield { type: 'bookmark', resourceVersion: rv };
+            } else if (event.object.metadata?.annotations?.[INITIAL_EVENTS_END] === 'true') {
+              for (const gone of this.#tombstones(seen)) yield gone;
+              seen = undefined;
+              this.#synced = true;
+              this.#listOpen = false;
+              this.#phase = 'watching';
+              yield { type: 'synced', resourceVersion: rv ?? '', relist };
+            } else {
+              // A server that serves the streaming initial list sends no other bookmark before this one.
+              return { kind: 'notServed', reason: 'a bookmark came before the initial-events-end bookmark' };
+            }
+          } else if (seen !== undefined && event.type === 'ADDED') {
+            this.#reconcile(event.object, line, true, seen, relist, out);
+            for (const change of out) yield change;
+            out.length = 0;
+          } else {
+            const change = this.#apply(event.type, event.object, line);
+            if (change !== undefined) yield change;
+          }
         }
       }
+      checkStreamEnd(splitter);
       if (lived() >= (this.#o.stableMs ?? 30_000)) this.#policy.succeeded();
       return ended();
     } catch (error) {
@@ -565,8 +628,12 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
     return true;
   }
 
-  /** Apply a live watch event to what is known; yields nothing for a change already seen. */
-  #apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', object: T): WatcherEvent<T> | undefined {
+  /** Apply a live watch event (parsed from `text`) to what is known; nothing for a change already seen. */
+  #apply(
+    type: 'ADDED' | 'MODIFIED' | 'DELETED',
+    object: T,
+    source: ObjectSource,
+  ): WatcherEvent<T> | undefined {
     const key = keyOf(object.metadata);
     if (type === 'DELETED') {
       // Only what was delivered can be deleted: a deletion already inferred by a relist is not repeated.
@@ -574,11 +641,14 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
       return known === undefined ? undefined : { type: 'deleted', object, tombstone: false };
     }
     const known = this.#known.get(key);
-    if (known !== undefined && known.resourceVersion === object.metadata?.resourceVersion) return undefined;
-    this.#known.set(key, object);
-    return known === undefined
-      ? { type: 'added', object }
-      : { type: 'modified', object, previous: known.object };
+    if (known === undefined) {
+      this.#known.set(key, object, source, true);
+      return { type: 'added', object };
+    }
+    if (known.resourceVersion === object.metadata?.resourceVersion) return undefined;
+    const event = this.#modified(object, known);
+    this.#known.update(known, object, source, true);
+    return event;
   }
 }
 

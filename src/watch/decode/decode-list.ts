@@ -73,23 +73,58 @@ export class ListStream<T extends object = KubeObject> implements AsyncIterable<
   }
 
   async *#items(): AsyncGenerator<T, void, undefined> {
-    const scanner = new ListScanner(this.#options.maxItemBytes ?? DEFAULT_MAX_LINE_BYTES);
-    const fields = new ListFields();
+    const decoder = new ListDecoder<T>(this.#options);
     for await (const chunk of this.#body) {
-      for (const token of scanner.push(chunk)) {
-        if (token.kind === 'member') {
-          fields.take(token);
-          continue;
-        }
-        const item = this.#decodeItem(token);
-        if (item !== undefined) yield item as T;
-      }
+      for (const item of decoder.push(chunk)) yield item.object;
     }
-    scanner.end();
-    this.#result = fields.finish(scanner);
+    this.#result = decoder.end();
+  }
+}
+
+/** One decoded list item and the bytes it was decoded from. */
+export interface DecodedListItem<T extends object> {
+  object: T;
+  /** The item's bytes (possibly a view of the chunk they arrived in: copy them to keep them). */
+  bytes: Uint8Array;
+}
+
+/**
+ * The synchronous core of {@link ListStream}, for callers that read the body themselves:
+ * {@link ListDecoder.push} each chunk and take the items it completes, then {@link ListDecoder.end}.
+ * Same checks and errors as {@link decodeList}.
+ */
+export class ListDecoder<T extends object = KubeObject> {
+  readonly #options: DecodeListOptions;
+  readonly #scanner: ListScanner;
+  readonly #fields = new ListFields();
+
+  constructor(options: DecodeListOptions = {}) {
+    this.#options = options;
+    this.#scanner = new ListScanner(options.maxItemBytes ?? DEFAULT_MAX_LINE_BYTES);
   }
 
-  #decodeItem(token: ListToken & { kind: 'item' }): object | undefined {
+  /**
+   * The items `chunk` completes (those the filter kept), in order, each decoded as it is taken: a
+   * malformed item throws only after the items before it were taken.
+   */
+  *push(chunk: Uint8Array): Generator<DecodedListItem<T>, void, undefined> {
+    for (const token of this.#scanner.push(chunk)) {
+      if (token.kind === 'member') {
+        this.#fields.take(token);
+        continue;
+      }
+      const item = this.#decodeItem(token);
+      if (item !== undefined) yield item;
+    }
+  }
+
+  /** The list's own fields; throws when the body was truncated or is not a list. */
+  end(): ListResult {
+    this.#scanner.end();
+    return this.#fields.finish(this.#scanner);
+  }
+
+  #decodeItem(token: ListToken & { kind: 'item' }): DecodedListItem<T> | undefined {
     const { filter } = this.#options;
     const text = utf8(token.bytes);
     const peek = filter === undefined ? undefined : peekObject(text);
@@ -107,7 +142,7 @@ export class ListStream<T extends object = KubeObject> implements AsyncIterable<
     if (!isPlainObject(value))
       throw new StreamDecodeError(`list item ${token.index} is not an object`, token, text);
     if (filter !== undefined && peek === undefined && !filter(objectPeekOf(value))) return undefined;
-    return value;
+    return { object: value as T, bytes: token.bytes };
   }
 }
 

@@ -54,6 +54,11 @@ export async function* decodeWatchEvents<T extends object = KubeObject>(
       if (event !== undefined) yield event;
     }
   }
+  checkStreamEnd(splitter);
+}
+
+/** At the end of a stream: throws unless what followed the last newline is blank. */
+export function checkStreamEnd(splitter: LineSplitter): void {
   const rest = splitter.end();
   if (rest === undefined) return;
   const text = utf8(rest.bytes);

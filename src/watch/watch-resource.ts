@@ -67,7 +67,14 @@ export class ScopedWatcher<T extends KubeObject = KubeObject> implements AsyncIt
     for (const watcher of this.watchers.values()) watcher.close();
   }
 
-  async *[Symbol.asyncIterator](): AsyncIterator<WatcherEvent<T>> {
+  [Symbol.asyncIterator](): AsyncIterator<WatcherEvent<T>> {
+    // One watcher (one namespace, or one cluster-wide watch): its own events, with nothing between.
+    const only = this.watchers.size === 1 ? [...this.watchers.values()][0] : undefined;
+    if (only !== undefined) return only[Symbol.asyncIterator]();
+    return this.#merged();
+  }
+
+  async *#merged(): AsyncGenerator<WatcherEvent<T>, void, undefined> {
     const unsynced = new Set(this.watchers.keys());
     let announced = false;
     const tagged = [...this.watchers].map(([scope, watcher]) => tag(scope, watcher));

@@ -2,8 +2,10 @@
  * One consumer's handlers behind their own FIFO, so a slow or failing consumer never delays the
  * informer or the other consumers. Events are delivered in order, one at a time; a handler that
  * throws or rejects is counted and reported, and the next event is delivered. The buffer is
- * unbounded (as the informer cannot drop a change); `pending` shows how far a consumer lags.
+ * unbounded (as the informer cannot drop a change); `pending` shows how far a consumer lags. An
+ * event leaves the buffer as it is delivered: a queue that has caught up holds no event.
  */
+import { Fifo } from '../util/fifo.js';
 import type { EventHandlers, InformerEvent } from './informer-events.js';
 
 export interface HandlerQueueOptions {
@@ -14,8 +16,7 @@ export interface HandlerQueueOptions {
 export class HandlerQueue<T> {
   readonly #handlers: EventHandlers<T>;
   readonly #onError: HandlerQueueOptions['onError'];
-  readonly #buffer: InformerEvent<T>[] = [];
-  #head = 0;
+  readonly #buffer = new Fifo<InformerEvent<T>>();
   #running = false;
   #stopped = false;
   #idle: (() => void)[] = [];
@@ -31,7 +32,7 @@ export class HandlerQueue<T> {
 
   /** Events waiting for this consumer. */
   get pending(): number {
-    return this.#buffer.length - this.#head;
+    return this.#buffer.length;
   }
 
   push(event: InformerEvent<T>): void {
@@ -49,19 +50,14 @@ export class HandlerQueue<T> {
   /** Deliver nothing more; events still buffered are dropped. */
   stop(): void {
     this.#stopped = true;
-    this.#buffer.length = 0;
-    this.#head = 0;
+    this.#buffer.clear();
   }
 
   async #drain(): Promise<void> {
     this.#running = true;
     try {
-      while (this.#head < this.#buffer.length && !this.#stopped) {
-        const event = this.#buffer[this.#head++] as InformerEvent<T>;
-        if (this.#head > 1024 && this.#head * 2 > this.#buffer.length) {
-          this.#buffer.splice(0, this.#head);
-          this.#head = 0;
-        }
+      while (this.#buffer.length > 0 && !this.#stopped) {
+        const event = this.#buffer.shift() as InformerEvent<T>;
         try {
           await this.#deliver(event);
         } catch (error) {

@@ -20,7 +20,7 @@ import { silentLogger, type Logger } from '../util/logger.js';
 import { stoppedStatus, type WatcherEvent, type WatcherStatus } from '../watch/watcher-events.js';
 import { HandlerQueue } from './handler-queue.js';
 import type { EventHandlers, InformerEvent } from './informer-events.js';
-import { reflect } from './reflector.js';
+import { Reflector } from './reflector.js';
 
 /** What an informer watches: a watcher (or several merged) that it can close. */
 export interface InformerSource<T extends object> extends AsyncIterable<WatcherEvent<T>> {
@@ -163,20 +163,24 @@ export class Informer<T extends KubeObject> {
     const stop = (): void => source.close();
     signal.addEventListener('abort', stop, { once: true });
     try {
-      for await (const output of reflect(this.#store, source)) {
-        switch (output.type) {
-          case 'add':
-          case 'update':
-          case 'delete':
-            this.#dispatch(output);
-            break;
-          case 'synced':
-            this.#markDispatchedSync();
-            this.#log.debug({ relist: output.relist, objects: this.#store.size }, 'synced');
-            break;
-          case 'error':
-            // The watcher has logged this failure once, with its phase and next attempt.
-            break;
+      // The reflector is applied here, not as a generator of its own: one hop less per event.
+      const reflector = new Reflector(this.#store);
+      for await (const event of source) {
+        for (const output of reflector.apply(event)) {
+          switch (output.type) {
+            case 'add':
+            case 'update':
+            case 'delete':
+              this.#dispatch(output);
+              break;
+            case 'synced':
+              this.#markDispatchedSync();
+              this.#log.debug({ relist: output.relist, objects: this.#store.size }, 'synced');
+              break;
+            case 'error':
+              // The watcher has logged this failure once, with its phase and next attempt.
+              break;
+          }
         }
       }
     } finally {

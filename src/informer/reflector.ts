@@ -31,60 +31,81 @@ export async function* reflect<T extends KubeObject>(
   store: Store<T>,
   events: AsyncIterable<WatcherEvent<T>>,
 ): AsyncGenerator<ReflectorOutput<T>, void, undefined> {
-  let batch: Change<T>[] | undefined;
-  for await (const event of events) {
+  const reflector = new Reflector(store);
+  for await (const event of events) yield* reflector.apply(event);
+}
+
+/**
+ * The reflector as a synchronous step, for a caller that iterates the watcher itself (the
+ * informer): {@link Reflector.apply} each watcher event and handle what it returns, with no
+ * generator between the watcher and the caller.
+ */
+export class Reflector<T extends KubeObject> {
+  readonly #store: Store<T>;
+  #batch: Change<T>[] | undefined;
+
+  constructor(store: Store<T>) {
+    this.#store = store;
+  }
+
+  /** Apply one watcher event; what changed (after the store holds it), in order. */
+  apply(event: WatcherEvent<T>): ReflectorOutput<T>[] {
     switch (event.type) {
       case 'listing':
-        batch ??= [];
-        break;
+        this.#batch ??= [];
+        return [];
       case 'initial':
       case 'added':
       case 'modified':
       case 'deleted':
-        if (batch !== undefined) batch.push(event);
-        else yield* applyOne(store, event);
-        break;
+        if (this.#batch !== undefined) {
+          this.#batch.push(event);
+          return [];
+        }
+        return applyOne(this.#store, event);
       case 'synced': {
-        const applied = applyBatch(store, batch ?? [], event.resourceVersion);
-        batch = undefined;
-        yield* applied;
-        yield { type: 'synced', relist: event.relist };
-        break;
+        const applied: ReflectorOutput<T>[] = applyBatch(
+          this.#store,
+          this.#batch ?? [],
+          event.resourceVersion,
+        );
+        this.#batch = undefined;
+        applied.push({ type: 'synced', relist: event.relist });
+        return applied;
       }
       case 'error':
-        yield { type: 'error', error: event.error };
-        break;
+        return [{ type: 'error', error: event.error }];
       case 'bookmark':
-        break;
+        return [];
     }
   }
 }
 
-function* applyOne<T extends KubeObject>(
-  store: Store<T>,
-  event: Change<T>,
-): Generator<InformerEvent<T>, void, undefined> {
+function applyOne<T extends KubeObject>(store: Store<T>, event: Change<T>): ReflectorOutput<T>[] {
   const change = event.type === 'deleted' ? store.delete(event.object) : store.update(event.object);
-  yield* toInformerEvent(change.old, change.new, event);
+  const out: ReflectorOutput<T>[] = [];
+  pushInformerEvent(out, change.old, change.new, event);
+  return out;
 }
 
-function* toInformerEvent<T extends object>(
+function pushInformerEvent<T extends object>(
+  out: ReflectorOutput<T>[],
   old: DeepReadonly<T> | undefined,
   now: DeepReadonly<T> | undefined,
   event: Change<T>,
-): Generator<InformerEvent<T>, void, undefined> {
+): void {
   if (event.type === 'deleted') {
     // A live deletion carries the object's final state. A tombstone's final state is unknown: the
     // store's last state is the best there is (the watcher may keep only a stub).
     const object = event.tombstone
       ? (old ?? (event.object as DeepReadonly<T>))
       : (event.object as DeepReadonly<T>);
-    yield { type: 'delete', object, previous: old, tombstone: event.tombstone };
+    out.push({ type: 'delete', object, previous: old, tombstone: event.tombstone });
     return;
   }
   if (now === undefined) return;
-  if (old === undefined) yield { type: 'add', object: now };
-  else yield { type: 'update', old, new: now, resync: false };
+  if (old === undefined) out.push({ type: 'add', object: now });
+  else out.push({ type: 'update', old, new: now, resync: false });
 }
 
 /** Write a whole list's results synchronously, then describe them. */
@@ -92,8 +113,8 @@ function applyBatch<T extends KubeObject>(
   store: Store<T>,
   batch: Change<T>[],
   resourceVersion: string,
-): InformerEvent<T>[] {
-  const out: InformerEvent<T>[] = [];
+): ReflectorOutput<T>[] {
+  const out: ReflectorOutput<T>[] = [];
   if (!store.hasSynced) {
     // The first list: everything listed is the initial content, swapped in by replace().
     const objects = new Map<string, T>();
@@ -111,7 +132,7 @@ function applyBatch<T extends KubeObject>(
   }
   for (const event of batch) {
     const change = event.type === 'deleted' ? store.delete(event.object) : store.update(event.object);
-    out.push(...toInformerEvent(change.old, change.new, event));
+    pushInformerEvent(out, change.old, change.new, event);
   }
   return out;
 }

@@ -12,7 +12,7 @@
  * Delays and retries are layered on top: see `delaying-queue.ts` and `rate-limiting-queue.ts`.
  */
 import { systemClock, type Clock } from '../util/clock.js';
-import { Fifo } from './fifo.js';
+import { Fifo } from '../util/fifo.js';
 import { noopQueueMetrics, type QueueMetrics, type UnfinishedWork } from './queue-metrics.js';
 
 /** What `get` resolves with: a key to process, or the news that the queue is shut down and empty. */

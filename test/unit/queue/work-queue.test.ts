@@ -6,7 +6,7 @@ import {
   type QueueMetrics,
   type UnfinishedWork,
 } from '../../../src/queue/queue-metrics.js';
-import { Fifo } from '../../../src/queue/fifo.js';
+import { Fifo } from '../../../src/util/fifo.js';
 import { FakeClock } from '../../../src/testing/fake-clock.js';
 import { flushMicrotasks, track } from './track.js';
 

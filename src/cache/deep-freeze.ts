@@ -5,8 +5,11 @@
  *
  * Cost, measured on Node 20 over 50k typical running Pods (spec, status, owner reference, projected
  * token volume): about 8 µs per object with managedFields dropped and 13 µs with them kept, the
- * same as a `JSON.stringify` of the object; so about 0.4 s of CPU per 50k objects on a relist.
- * Small next to decoding, but not free: production defaults to not freezing, development to freezing.
+ * same as a `JSON.stringify` of the object; so about 0.4 s of CPU per 50k objects on a relist. In
+ * an informer over a stream of realistic pods that was 14.5 % of its CPU, so freezing is a
+ * development aid, on only where it was asked for: `freeze: 'always'`, or the default
+ * (`development`) under `NODE_ENV=development` or `NODE_ENV=test`. Left unset, as most processes
+ * run, objects are not frozen.
  */
 
 /** A type whose every nested property and array element is read-only. */
@@ -27,10 +30,13 @@ export type DeepWritable<T> = T extends (...args: never[]) => unknown
       ? { -readonly [K in keyof T]: DeepWritable<T[K]> }
       : T;
 
-/** When the store freezes objects: always, never, or only outside `NODE_ENV=production`. */
+/** When the store freezes objects: always, never, or only under `NODE_ENV=development` or `test`. */
 export type FreezeMode = 'always' | 'development' | 'never';
 
-/** Resolve a mode against the environment; `development` means NODE_ENV is not `production`. */
+/**
+ * Resolve a mode against the environment; `development` means NODE_ENV is `development` or `test`
+ * (set on purpose, by a developer or a test runner).
+ */
 export function shouldFreeze(mode: FreezeMode, nodeEnv = process.env.NODE_ENV): boolean {
   switch (mode) {
     case 'always':
@@ -38,7 +44,7 @@ export function shouldFreeze(mode: FreezeMode, nodeEnv = process.env.NODE_ENV): 
     case 'never':
       return false;
     case 'development':
-      return nodeEnv !== 'production';
+      return nodeEnv === 'development' || nodeEnv === 'test';
   }
 }
 

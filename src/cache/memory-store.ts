@@ -28,7 +28,10 @@ export interface MemoryStoreOptions<T> {
   indexers?: Indexers<T>;
   /** Applied to every object before it is keyed, indexed and stored (e.g. `dropManagedFields`). */
   transform?: (obj: T) => T;
-  /** Deep-freeze stored objects; default `development` (when NODE_ENV is not `production`). */
+  /**
+   * Deep-freeze stored objects, so that a reader writing to a shared object throws; default
+   * `development`: only under `NODE_ENV=development` or `NODE_ENV=test` (see `deep-freeze.ts`).
+   */
   freeze?: FreezeMode;
 }
 

@@ -32,6 +32,11 @@ export type SharedWatcherSettings = Omit<
 
 export interface SharedInformersOptions {
   transport: WatchTransport;
+  /**
+   * Settings for every informer's watcher. Defaults differ from a bare watcher's: objects are
+   * decoded without `metadata.managedFields` (`dropManagedFields: true`) and the watcher keeps no
+   * copy of them (`keepObjects: false`: the store has them).
+   */
   watcher?: SharedWatcherSettings;
   /** Applied to every object before it is cached, e.g. `dropManagedFields`. */
   transform?: <T extends KubeObject>(obj: T) => T;
@@ -87,6 +92,9 @@ export class SharedInformers {
         watchResource<T>({
           // The store keeps every object (and gives handlers the old one): the watcher need not.
           keepObjects: false,
+          // Server-side apply bookkeeping, often a third of an object, that no controller reads
+          // from a cache: never parsed nor kept unless asked for (`watcher.dropManagedFields: false`).
+          dropManagedFields: true,
           ...watcher,
           transport,
           clock,

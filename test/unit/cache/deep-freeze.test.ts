@@ -18,10 +18,12 @@ test('a mutable copy of a frozen object can be changed without touching the orig
   assert.equal(frozen.labels.app, 'web');
 });
 
-test('development mode freezes unless NODE_ENV is production', () => {
-  assert.equal(shouldFreeze('development', undefined), true);
+test('development mode freezes only when NODE_ENV is development or test', () => {
+  assert.equal(shouldFreeze('development', 'development'), true);
   assert.equal(shouldFreeze('development', 'test'), true);
+  assert.equal(shouldFreeze('development', undefined), false);
   assert.equal(shouldFreeze('development', 'production'), false);
+  assert.equal(shouldFreeze('development', 'staging'), false);
   assert.equal(shouldFreeze('always', 'production'), true);
   assert.equal(shouldFreeze('never', undefined), false);
 });

@@ -329,7 +329,10 @@ sinks:
       const lines = jsonLines(
         (await readFile(join(dir, 'events.jsonl'), 'utf8').catch(() => '')).split('\n'),
       );
-      return lines.some((e) => e.name === 'added');
+      // Every object's change, not only the first: sinks deliver different objects in any order.
+      return ['added', 'change', 'remove'].every((name) =>
+        lines.some((e) => e.name === name && e.origin === 'restart'),
+      );
     },
     { show: () => second.stderr() },
   );

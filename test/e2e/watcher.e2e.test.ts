@@ -75,9 +75,12 @@ test(
     const delivered = new Map<string, string>();
     const repeats: string[] = [];
     const counts: Record<string, number> = {};
+    let synced!: () => void;
+    const firstSync = new Promise<void>((resolve) => (synced = resolve));
     const consumed = (async () => {
       for await (const event of watcher as AsyncIterable<WatcherEvent>) {
         counts[event.type] = (counts[event.type] ?? 0) + 1;
+        if (event.type === 'synced') synced();
         if (
           event.type === 'error' ||
           event.type === 'bookmark' ||
@@ -129,9 +132,32 @@ test(
         if (!isNotFound(err)) throw err;
       }
     };
+    let fresh: { metadata: { resourceVersion: string }; items: KubeObject[] } = {
+      metadata: { resourceVersion: '' },
+      items: [],
+    };
+    const same = (): boolean =>
+      fresh.items.length === view.size &&
+      fresh.items.every(
+        (item) =>
+          view.get(item.metadata?.name ?? '')?.metadata?.resourceVersion === item.metadata?.resourceVersion,
+      );
+    /** Until the view equals a fresh list (a generous safety net; the assertions decide). */
+    const caughtUp = async (): Promise<void> => {
+      for (let i = 0; i < 240; i++) {
+        fresh = await retrying(() => driver.request({ method: 'GET', path: podsPath }));
+        if (same()) return;
+        await sleep(500);
+      }
+    };
     const names = (from: number, to: number): string[] =>
       Array.from({ length: to - from }, (_, i) => `p-${from + i}`);
     const deleted = new Set<string>();
+
+    // The faults below are meant for a watcher that is watching: a streaming initial list cut
+    // every 150 ms may never complete, and one that completes only after the compaction has
+    // nothing to relist.
+    await firstSync;
 
     // Phase 1: create 200 pods while connections are cut every 150 ms.
     let cutting = true;
@@ -152,6 +178,8 @@ test(
 
     // Phase 3: stall the watcher's connection (half-open) while more changes happen, then compact
     // etcd and restart the apiserver so the old resourceVersion is gone: the watcher must relist.
+    // It is first let catch up, so that it is watching from a resourceVersion the compaction removes.
+    await caughtUp();
     proxy.stall();
     await pool(names(200, 260), 8, create);
     await pool(names(0, 60), 8, (n) => update(n, 2));
@@ -168,21 +196,7 @@ test(
     await pool(names(200, 220), 8, remove);
 
     // Wait until the watcher has caught up with a fresh list.
-    let fresh: { metadata: { resourceVersion: string }; items: KubeObject[] } = {
-      metadata: { resourceVersion: '' },
-      items: [],
-    };
-    const same = (): boolean =>
-      fresh.items.length === view.size &&
-      fresh.items.every(
-        (item) =>
-          view.get(item.metadata?.name ?? '')?.metadata?.resourceVersion === item.metadata?.resourceVersion,
-      );
-    for (let i = 0; i < 120; i++) {
-      fresh = await retrying(() => driver.request({ method: 'GET', path: podsPath }));
-      if (same()) break;
-      await sleep(500);
-    }
+    await caughtUp();
     controller.abort();
     await consumed;
     const status = watcher.status();

@@ -20,6 +20,7 @@ import { sleep, systemClock, type Clock } from '../util/clock.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import { withQuery, type Query } from './request-path.js';
 import type { ResolvedConfig } from './resolved-config.js';
+import { bodyChunks } from './body-chunks.js';
 import { abortReason } from './signals.js';
 import { Transport, type WireResponse } from './transport.js';
 import { defaultUserAgent } from './version.js';
@@ -290,12 +291,6 @@ async function readText(
   }
 }
 
-async function* chunks(body: Readable, signal: AbortSignal, path: string): AsyncGenerator<Uint8Array> {
-  try {
-    for await (const chunk of body) yield chunk as Uint8Array;
-  } catch (err) {
-    throw failure(err, signal, 'GET', path);
-  } finally {
-    if (!body.destroyed) body.destroy();
-  }
+function chunks(body: Readable, signal: AbortSignal, path: string): AsyncIterable<Uint8Array> {
+  return bodyChunks(body, (err) => failure(err, signal, 'GET', path));
 }

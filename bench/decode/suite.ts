@@ -1,21 +1,32 @@
 /**
- * Suite 1, decoding throughput: every contestant reads the same watch stream of realistic pod
- * events from a local server, in a fresh process per run, rounds interleaved (contestant order
- * rotates each round), median of the runs reported.
+ * Suite 1, decoding and watching throughput: every contestant reads the same watch stream of
+ * realistic pod events from a local server, in a fresh process per run, rounds interleaved; the
+ * goals of issue 10 are reported from per-round ratios.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runChild, type ChildOutcome } from '../lib/child.js';
-import { median, type Measurement } from '../lib/measure.js';
-import { fixed, machineLine, ratio, table } from '../lib/report.js';
-import { contestants, type Contestant } from './contestants.js';
-import { buildStream, startWatchServer } from './watch-server.js';
+import { runChild } from '../lib/child.js';
+import type { Measurement } from '../lib/measure.js';
+import { PodCollection, startPodServer } from '../lib/pod-server.js';
+import { fixed, machineLine } from '../lib/report.js';
+import {
+  cpuRssTable,
+  failureLines,
+  goalsTable,
+  loadSummary,
+  roundRatios,
+  runRounds,
+  type Goal,
+  type Rounds,
+} from '../lib/rounds.js';
+import { contestants } from './contestants.js';
 
 export interface DecodeSuiteOptions {
   node: string;
   nodeVersion: string;
   events: number;
+  population: number;
   runs: number;
   only?: string[];
   log: (line: string) => void;
@@ -23,24 +34,8 @@ export interface DecodeSuiteOptions {
 
 type RunResult = Measurement & { events: number };
 
-export interface DecodeRow {
-  contestant: Contestant;
-  runs: RunResult[];
-  failures: string[];
-  /** Medians. */
-  ms: number;
-  cpuMs: number;
-  peakRssMb: number;
-  peakHeapMb: number;
-  eventsPerSec: number;
-}
-
-export interface DecodeSuiteResult {
-  rows: DecodeRow[];
-  markdown: string;
-}
-
-function kubeconfigFor(url: string): string {
+/** A kubeconfig for a plain-HTTP server without credentials. */
+export function kubeconfigFor(url: string): string {
   return `apiVersion: v1
 kind: Config
 clusters:
@@ -56,119 +51,129 @@ current-context: bench
 `;
 }
 
-export async function runDecodeSuite(options: DecodeSuiteOptions): Promise<DecodeSuiteResult> {
-  const chosen = contestants.filter((c) => options.only === undefined || options.only.includes(c.name));
-  options.log(`decode: building ${options.events} pod events`);
-  const body = buildStream(options.events);
-  const server = await startWatchServer(body);
+/** The Node major a version string names (`v24.1.0` -> 24). */
+export function nodeMajor(version: string): number {
+  return Number(/^v?(\d+)/.exec(version)?.[1] ?? 0);
+}
+
+export async function runDecodeSuite(options: DecodeSuiteOptions): Promise<{ markdown: string }> {
+  const modern = nodeMajor(options.nodeVersion) >= 22;
+  const chosen = contestants.filter(
+    (c) => (options.only === undefined || options.only.includes(c.name)) && (modern || c.node22 !== true),
+  );
+  const collection = new PodCollection({ listed: 0, events: options.events, population: options.population });
+  const server = await startPodServer(collection);
   const dir = await mkdtemp(join(tmpdir(), 'raven-bench-'));
   const kubeconfig = join(dir, 'kubeconfig');
   await writeFile(kubeconfig, kubeconfigFor(server.url));
-  const perLine = body.length / options.events;
+  const lineBytes = collection.event(options.population).length;
   options.log(
-    `decode: ${(body.length / 2 ** 20).toFixed(1)} MiB, ${fixed(perLine)} bytes per event, served at ${server.url}`,
+    `decode: ${options.events} events over ${options.population} pods (${lineBytes} bytes per event) at ${server.url}, Node ${options.nodeVersion}`,
   );
-  const results = new Map<string, { runs: RunResult[]; failures: string[] }>(
-    chosen.map((c) => [c.name, { runs: [], failures: [] }]),
-  );
+  let rounds: Rounds<RunResult>;
   try {
-    for (let round = 0; round < options.runs; round++) {
-      // Rotate the order so no contestant always runs first (cold caches) or last.
-      const order = chosen.map((_, i) => chosen[(i + round) % chosen.length]) as Contestant[];
-      for (const contestant of order) {
-        const outcome: ChildOutcome<RunResult> = await runChild<RunResult>({
+    rounds = await runRounds<RunResult, (typeof chosen)[number]>(
+      chosen,
+      options.runs,
+      (contestant) =>
+        runChild<RunResult>({
           node: options.node,
           script: 'bench/decode/run-one.ts',
-          args: [contestant.name, server.url, kubeconfig, String(options.events)],
-          timeoutMs: 120_000,
-        });
-        const slot = results.get(contestant.name);
-        if (outcome.ok) slot?.runs.push(outcome.value);
-        else slot?.failures.push(outcome.error);
+          args: [contestant.name, server.url, kubeconfig, String(options.events), String(options.population)],
+          timeoutMs: 600_000,
+        }),
+      (contestant, round, outcome) => {
         options.log(
           `decode: round ${round + 1}/${options.runs} ${contestant.name}: ${
-            outcome.ok ? `${fixed(outcome.value.ms)} ms, cpu ${fixed(outcome.value.cpuMs)} ms` : outcome.error
+            outcome.ok
+              ? `cpu ${fixed(outcome.value.cpuMs)} ms, rss ${fixed(outcome.value.peakRssMb)} MiB`
+              : outcome.error
           }`,
         );
-      }
-    }
+      },
+    );
   } finally {
     await server.close();
     await rm(dir, { recursive: true, force: true });
   }
-  const rows = chosen.map((contestant): DecodeRow => {
-    const { runs, failures } = results.get(contestant.name) ?? { runs: [], failures: [] };
-    const ms = median(runs.map((r) => r.ms));
-    return {
-      contestant,
-      runs,
-      failures,
-      ms,
-      cpuMs: median(runs.map((r) => r.cpuMs)),
-      peakRssMb: median(runs.map((r) => r.peakRssMb)),
-      peakHeapMb: median(runs.map((r) => r.peakHeapMb)),
-      eventsPerSec: (options.events / ms) * 1000,
-    };
-  });
-  return { rows, markdown: decodeMarkdown(rows, options, body.length) };
+  const skipped = contestants.filter((c) => !chosen.includes(c) && options.only?.includes(c.name) !== false);
+  return { markdown: decodeMarkdown(rounds, chosen, skipped, options, lineBytes) };
 }
 
-function decodeMarkdown(rows: DecodeRow[], options: DecodeSuiteOptions, bytes: number): string {
-  const raw = rows.find((r) => r.contestant.name === 'raw');
-  const header = [
-    'contestant',
-    'events/s',
-    'total ms',
-    'CPU ms',
-    'peak RSS MiB',
-    'peak heap MiB',
-    'time vs raw',
-    'CPU vs raw',
-    'runs',
+function decodeMarkdown(
+  rounds: Rounds<RunResult>,
+  chosen: readonly (typeof contestants)[number][],
+  skipped: readonly (typeof contestants)[number][],
+  options: DecodeSuiteOptions,
+  lineBytes: number,
+): string {
+  const cpu = (r: RunResult): number => r.cpuMs;
+  const rss = (r: RunResult): number => r.peakRssMb;
+  const ratios = (a: string, b: string, pick = cpu): number[] => roundRatios(rounds, a, b, pick);
+  const goals: Goal[] = [
+    {
+      label: 'default `watch()` CPU ÷ raw',
+      ratios: ratios('raven-watch', 'raw'),
+      target: '≤ 1.05',
+      met: (m) => m <= 1.05,
+    },
+    {
+      label: 'default `watch()` peak RSS ÷ raw',
+      ratios: ratios('raven-watch', 'raw', rss),
+      target: '≤ 1.3',
+      met: (m) => m <= 1.3,
+    },
+    {
+      label: 'default `watchResource()` CPU ÷ raw',
+      ratios: ratios('raven-watch-resource', 'raw'),
+      target: '≤ 1.05',
+      met: (m) => m <= 1.05,
+    },
+    {
+      label: 'client-node `Watch` CPU ÷ default `watch()`',
+      ratios: ratios('client-node-watch', 'raven-watch'),
+      target: '≥ 1.15',
+      met: (m) => m >= 1.15,
+    },
+    {
+      label: '`watch()` with `dropManagedFields` CPU ÷ raw',
+      ratios: ratios('raven-watch-drop-mf', 'raw'),
+      target: '≤ 0.85',
+      met: (m) => m <= 0.85,
+    },
+    {
+      label: '`decodeWatchEvents` with `dropManagedFields` CPU ÷ raw',
+      ratios: ratios('raven-decode-drop-mf', 'raw'),
+      target: '≤ 0.85',
+      met: (m) => m <= 0.85,
+    },
   ];
-  const body = rows.map((r) => [
-    `\`${r.contestant.name}\``,
-    fixed(r.eventsPerSec),
-    fixed(r.ms),
-    fixed(r.cpuMs),
-    fixed(r.peakRssMb),
-    fixed(r.peakHeapMb),
-    raw === undefined ? 'n/a' : ratio(r.ms / raw.ms),
-    raw === undefined ? 'n/a' : ratio(r.cpuMs / raw.cpuMs),
-    r.failures.length === 0 ? String(r.runs.length) : `${r.runs.length} (${r.failures.length} failed)`,
-  ]);
-  const ravens = rows.filter((r) => r.contestant.name.startsWith('raven-'));
-  const peers = rows.filter((r) => !r.contestant.name.startsWith('raven-') && r.contestant.name !== 'raw');
-  const versus = table(
-    ['Raven', ...peers.map((p) => `vs \`${p.contestant.name}\` (time / CPU)`)],
-    ravens.map((r) => [
-      `\`${r.contestant.name}\``,
-      ...peers.map((p) => `${ratio(p.ms / r.ms)} / ${ratio(p.cpuMs / r.cpuMs)}`),
-    ]),
-  );
-  const failures = rows.flatMap((r) => r.failures.map((f) => `- \`${r.contestant.name}\`: ${f}`));
   return [
-    '# Decoding throughput',
+    `## Node ${options.nodeVersion}`,
     '',
-    `Measured ${machineLine(options.nodeVersion)}.`,
+    `Measured ${machineLine(options.nodeVersion)}; ${loadSummary(rounds.load)}.`,
     '',
-    `One watch stream of ${options.events} ADDED events of distinct pods (${fixed(bytes / options.events)} bytes per`,
-    `event, ${fixed(bytes / 2 ** 20, 1)} MiB) from a local node:http server; each contestant in a fresh process,`,
-    `${options.runs} interleaved rounds, medians. events/s counts stream events (the filter contestant`,
-    'delivers one in ten). CPU is the client process only (the server runs in the parent). Peak RSS',
-    'includes the runtime and the loaded modules; peak heap is sampled every 10 ms.',
+    `One watch stream of ${options.events} events from a local node:http server: ${options.population} realistic`,
+    `pods added, then modified in turn, each event with a new resourceVersion (${lineBytes} bytes per event).`,
+    `Each contestant in a fresh process, ${options.runs} interleaved rounds. CPU is the client process's own`,
+    '(user + system, from `process.cpuUsage()`); ratios are per round (the contestant over the other in the',
+    'same round), median and range. Peak RSS (`maxRSS`) includes the runtime and the loaded modules.',
     '',
-    table(header, body),
+    cpuRssTable(
+      rounds,
+      chosen.map((c) => c.name),
+      'raw',
+    ),
     '',
-    "Raven's speed-up over each peer (peer / Raven, for wall time and for CPU time; above 1 means",
-    'Raven is faster). CPU time is the steadier of the two on a shared machine.',
+    'Goals (issue 10):',
     '',
-    versus,
+    goalsTable(goals),
     '',
     'Contestants:',
     '',
-    ...rows.map((r) => `- \`${r.contestant.name}\`: ${r.contestant.description}`),
-    ...(failures.length === 0 ? [] : ['', 'Failed runs:', '', ...failures]),
+    ...chosen.map((c) => `- \`${c.name}\`: ${c.description}`),
+    ...skipped.map((c) => `- \`${c.name}\`: not run (it needs Node 22.19 or later)`),
+    ...failureLines(rounds),
     '',
   ].join('\n');
 }

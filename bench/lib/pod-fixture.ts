@@ -176,8 +176,11 @@ function containerStatus(name: string, image: string, i: number, time: string): 
   };
 }
 
-/** Pod number `i`: a distinct name, uid and resourceVersion; namespace `NAMESPACES[i % 10]`. */
-export function makePod(i: number): Record<string, unknown> {
+/**
+ * Pod number `i`: a distinct name and uid; namespace `NAMESPACES[i % 10]`; resourceVersion
+ * `1000 + i` unless given (a later version of the same pod).
+ */
+export function makePod(i: number, resourceVersion = String(1000 + i)): Record<string, unknown> {
   const namespace = NAMESPACES[i % NAMESPACES.length] ?? 'default';
   const hash = (i * 2654435761).toString(36).slice(-5).padStart(5, 'x');
   const time = '2026-03-14T09:26:53Z';
@@ -191,7 +194,7 @@ export function makePod(i: number): Record<string, unknown> {
       generateName: `${app}-`,
       namespace,
       uid,
-      resourceVersion: String(1000 + i),
+      resourceVersion,
       creationTimestamp: time,
       labels: {
         'app.kubernetes.io/name': 'checkout-api',
@@ -291,7 +294,7 @@ export function makePod(i: number): Record<string, unknown> {
   };
 }
 
-/** One watch event line (with its newline) for pod `i`. */
-export function podEventLine(i: number, type = 'ADDED'): string {
-  return `${JSON.stringify({ type, object: makePod(i) })}\n`;
+/** One watch event line (with its newline) for pod `i`, at `resourceVersion` when given. */
+export function podEventLine(i: number, type = 'ADDED', resourceVersion?: string): string {
+  return `${JSON.stringify({ type, object: makePod(i, resourceVersion) })}\n`;
 }

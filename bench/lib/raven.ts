@@ -12,12 +12,18 @@ type KubeClientModule = typeof import('../../src/client/kube-client.js');
 type LoadConfigModule = typeof import('../../src/client/load-config.js');
 type DecodeWatchModule = typeof import('../../src/watch/decode/decode-watch-events.js');
 type WatcherModule = typeof import('../../src/watch/watcher.js');
+type WatchResourceModule = typeof import('../../src/watch/watch-resource.js');
+type InformerModule = typeof import('../../src/informer/informer.js');
+type SharedInformersModule = typeof import('../../src/informer/shared-informers.js');
 
 export interface Raven {
   KubeClient: KubeClientModule['KubeClient'];
   loadConfig: LoadConfigModule['loadConfig'];
   decodeWatchEvents: DecodeWatchModule['decodeWatchEvents'];
   watch: WatcherModule['watch'];
+  watchResource: WatchResourceModule['watchResource'];
+  Informer: InformerModule['Informer'];
+  SharedInformers: SharedInformersModule['SharedInformers'];
 }
 
 /** The dist/ directory Raven is loaded from, as a URL ending in a slash. */
@@ -34,17 +40,23 @@ async function load<T>(path: string): Promise<T> {
 
 /** Import Raven's modules from dist. */
 export async function loadRaven(): Promise<Raven> {
-  const [client, config, decode, watcher] = await Promise.all([
+  const [client, config, decode, watcher, resource, informer, shared] = await Promise.all([
     load<KubeClientModule>('client/kube-client.js'),
     load<LoadConfigModule>('client/load-config.js'),
     load<DecodeWatchModule>('watch/decode/decode-watch-events.js'),
     load<WatcherModule>('watch/watcher.js'),
+    load<WatchResourceModule>('watch/watch-resource.js'),
+    load<InformerModule>('informer/informer.js'),
+    load<SharedInformersModule>('informer/shared-informers.js'),
   ]);
   return {
     KubeClient: client.KubeClient,
     loadConfig: config.loadConfig,
     decodeWatchEvents: decode.decodeWatchEvents,
     watch: watcher.watch,
+    watchResource: resource.watchResource,
+    Informer: informer.Informer,
+    SharedInformers: shared.SharedInformers,
   };
 }
 

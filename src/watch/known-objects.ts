@@ -15,7 +15,7 @@
  * consumer reads it (see {@link KnownObjects.previous}).
  */
 import { utf8 } from './decode/bytes.js';
-import { parseWithoutManagedFields } from './decode/drop-managed-fields.js';
+import { parseBytesWithoutManagedFields } from './decode/drop-managed-fields.js';
 import type { ObjectPeek } from './decode/peek.js';
 import type { KubeObject } from './decode/watch-event.js';
 
@@ -160,11 +160,10 @@ export class KnownObjects<T extends KubeObject> {
 
   /** Decoded as the watcher decoded it; the bytes were valid JSON then, so this cannot throw. */
   #parse(bytes: Uint8Array, inEvent: boolean): T {
-    const text = utf8(bytes);
     const value = (
       this.#dropManagedFields
-        ? parseWithoutManagedFields(text, inEvent ? 'event' : 'object')
-        : JSON.parse(text)
+        ? parseBytesWithoutManagedFields(bytes, inEvent ? 'event' : 'object')
+        : JSON.parse(utf8(bytes))
     ) as { object: T } | T;
     return inEvent ? (value as { object: T }).object : (value as T);
   }

@@ -17,7 +17,7 @@ import { systemClock, sleep, type Clock } from '../util/clock.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import type { BackoffOptions } from './backoff.js';
 import { ListDecoder } from './decode/decode-list.js';
-import { checkStreamEnd, decodeWatchLine } from './decode/decode-watch-events.js';
+import { checkStreamEnd, decodeWatchLine, type DecodeWatchOptions } from './decode/decode-watch-events.js';
 import { LineSplitter } from './decode/line-splitter.js';
 import type { ObjectPeek, WatchEventPeek } from './decode/peek.js';
 import type { KubeObject } from './decode/watch-event.js';
@@ -485,7 +485,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
       this.#streams++;
       this.#policy.connected();
       if (!initial) this.#phase = 'watching';
-      const decode = {
+      const decode: DecodeWatchOptions = {
         dropManagedFields: this.#o.dropManagedFields,
         // Peeking before parsing pays off where objects are skipped: namespace filtering and the
         // streaming initial list (unchanged objects). A live watch rarely repeats a resourceVersion,
@@ -518,6 +518,8 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
             } else if (event.object.metadata?.annotations?.[INITIAL_EVENTS_END] === 'true') {
               for (const gone of this.#tombstones(seen)) yield gone;
               seen = undefined;
+              // The live watch that follows parses straight away, as a plain watch does.
+              if (this.#o.accept === undefined) decode.filter = undefined;
               this.#synced = true;
               this.#listOpen = false;
               this.#phase = 'watching';

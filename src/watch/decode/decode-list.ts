@@ -12,7 +12,7 @@
  */
 import type { ListMeta } from 'kubernetes-types/meta/v1.js';
 import { utf8 } from './bytes.js';
-import { parseWithoutManagedFields } from './drop-managed-fields.js';
+import { parseBytesWithoutManagedFields } from './drop-managed-fields.js';
 import { DEFAULT_MAX_LINE_BYTES } from './line-splitter.js';
 import { ListScanner, type ListToken } from './list-scanner.js';
 import { objectPeekOf, peekObject, type ObjectPeek } from './peek.js';
@@ -126,21 +126,22 @@ export class ListDecoder<T extends object = KubeObject> {
 
   #decodeItem(token: ListToken & { kind: 'item' }): DecodedListItem<T> | undefined {
     const { filter } = this.#options;
-    const text = utf8(token.bytes);
-    const peek = filter === undefined ? undefined : peekObject(text);
+    let text: string | undefined;
+    const textOf = (): string => (text ??= utf8(token.bytes));
+    const peek = filter === undefined ? undefined : peekObject(textOf());
     if (peek !== undefined && filter?.(peek) === false) return undefined;
     let value: unknown;
     try {
       value =
         this.#options.dropManagedFields === true
-          ? parseWithoutManagedFields(text, 'object')
-          : JSON.parse(text);
+          ? parseBytesWithoutManagedFields(token.bytes, 'object', text)
+          : JSON.parse(textOf());
     } catch (err) {
       const problem = `malformed list item ${token.index} (${(err as Error).message})`;
-      throw new StreamDecodeError(problem, token, text, { cause: err });
+      throw new StreamDecodeError(problem, token, textOf(), { cause: err });
     }
     if (!isPlainObject(value))
-      throw new StreamDecodeError(`list item ${token.index} is not an object`, token, text);
+      throw new StreamDecodeError(`list item ${token.index} is not an object`, token, textOf());
     if (filter !== undefined && peek === undefined && !filter(objectPeekOf(value))) return undefined;
     return { object: value as T, bytes: token.bytes };
   }

@@ -17,7 +17,7 @@
 import type { Status } from 'kubernetes-types/meta/v1.js';
 import { ApiError, isStatus } from '../../errors/api-error.js';
 import { utf8 } from './bytes.js';
-import { parseWithoutManagedFields } from './drop-managed-fields.js';
+import { parseBytesWithoutManagedFields } from './drop-managed-fields.js';
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, type RawLine } from './line-splitter.js';
 import { objectPeekOf, peekWatchEvent, type WatchEventPeek } from './peek.js';
 import { isPlainObject } from './plain-object.js';
@@ -73,11 +73,12 @@ export function decodeWatchLine<T extends object = KubeObject>(
   line: RawLine,
   options: DecodeWatchOptions = {},
 ): WatchEvent<T> | undefined {
-  const text = utf8(line.bytes);
+  let text: string | undefined;
+  const textOf = (): string => (text ??= utf8(line.bytes));
   const { filter } = options;
   let peeked = false;
   if (filter !== undefined) {
-    const peek = peekWatchEvent(text);
+    const peek = peekWatchEvent(textOf());
     if (peek !== undefined && isObjectEventType(peek.type)) {
       if (!filter(peek)) return undefined;
       peeked = true;
@@ -85,14 +86,17 @@ export function decodeWatchLine<T extends object = KubeObject>(
   }
   let value: unknown;
   try {
-    value = options.dropManagedFields === true ? parseWithoutManagedFields(text, 'event') : JSON.parse(text);
+    value =
+      options.dropManagedFields === true
+        ? parseBytesWithoutManagedFields(line.bytes, 'event', text)
+        : JSON.parse(textOf());
   } catch (err) {
-    if (text.trim() === '') return undefined;
-    throw new StreamDecodeError(`malformed watch event (${(err as Error).message})`, line, text, {
+    if (textOf().trim() === '') return undefined;
+    throw new StreamDecodeError(`malformed watch event (${(err as Error).message})`, line, textOf(), {
       cause: err,
     });
   }
-  const event = toWatchEvent<T>(value, line, text);
+  const event = toWatchEvent<T>(value, line, textOf);
   if (
     filter !== undefined &&
     !peeked &&
@@ -104,11 +108,11 @@ export function decodeWatchLine<T extends object = KubeObject>(
   return event;
 }
 
-function toWatchEvent<T extends object>(value: unknown, line: RawLine, text: string): WatchEvent<T> {
-  if (!isPlainObject(value)) throw new StreamDecodeError('watch event is not a JSON object', line, text);
+function toWatchEvent<T extends object>(value: unknown, line: RawLine, textOf: () => string): WatchEvent<T> {
+  if (!isPlainObject(value)) throw new StreamDecodeError('watch event is not a JSON object', line, textOf());
   const { type, object } = value;
   if (type === 'ERROR') {
-    if (!isStatus(object)) throw new StreamDecodeError('ERROR watch event without a Status', line, text);
+    if (!isStatus(object)) throw new StreamDecodeError('ERROR watch event without a Status', line, textOf());
     return { type, object, error: errorFromStatus(object) };
   }
   if (!isObjectEventType(type)) {
@@ -116,10 +120,10 @@ function toWatchEvent<T extends object>(value: unknown, line: RawLine, text: str
       type === undefined
         ? 'watch event without a type'
         : `watch event of unknown type ${JSON.stringify(type)} (expected ADDED, MODIFIED, DELETED, BOOKMARK or ERROR)`;
-    throw new StreamDecodeError(problem, line, text);
+    throw new StreamDecodeError(problem, line, textOf());
   }
   if (!isPlainObject(object))
-    throw new StreamDecodeError(`${type} watch event whose object is not an object`, line, text);
+    throw new StreamDecodeError(`${type} watch event whose object is not an object`, line, textOf());
   return { type, object: object as T };
 }
 

@@ -8,8 +8,10 @@
  * the member is always deleted from the result, so duplicate keys cannot leak it. The content of a
  * cut member is not validated.
  */
+import { utf8 } from './bytes.js';
 import { isPlainObject } from './plain-object.js';
 import { MALFORMED, scanObject, skipValue, skipWhitespace, type Member } from './json-scanner.js';
+import { managedFieldsSpan, MANAGED_FIELDS_PARENTS } from './managed-fields-span.js';
 
 /** Where the object metadata sits: in a watch event (`object.metadata`) or at the top (`metadata`). */
 export type ManagedFieldsLocation = 'event' | 'object';
@@ -31,6 +33,24 @@ export function parseWithoutManagedFields(text: string, location: ManagedFieldsL
   const cut = cutMember(text, skipWhitespace(text, 0), path);
   const value: unknown = JSON.parse(cut ?? text);
   deleteAt(value, path);
+  return value;
+}
+
+/**
+ * {@link parseWithoutManagedFields} for raw UTF-8 bytes: the member is found in the bytes (see
+ * `managed-fields-span.ts`) and only the rest is decoded and parsed. `text`, when the caller has
+ * decoded the bytes already, is used where the member cannot be found in the bytes.
+ */
+export function parseBytesWithoutManagedFields(
+  bytes: Uint8Array,
+  location: ManagedFieldsLocation,
+  text?: string,
+): unknown {
+  const span = managedFieldsSpan(bytes, MANAGED_FIELDS_PARENTS[location]);
+  if (span === undefined) return parseWithoutManagedFields(text ?? utf8(bytes), location);
+  // The cut is at ASCII bytes (a comma or a quote), never inside a multi-byte character.
+  const value: unknown = JSON.parse(utf8(bytes.subarray(0, span[0])) + utf8(bytes.subarray(span[1])));
+  deleteAt(value, paths[location]);
   return value;
 }
 

@@ -1,0 +1,142 @@
+/**
+ * Where `metadata.managedFields` sits in the raw bytes of an object or a watch event, found without
+ * decoding them: the key is located with a native byte search, and one pass over the bytes before it
+ * confirms that this occurrence is the member at the expected path (not a key of some other object)
+ * and finds where its value ends. Strings and escapes are honoured, so brackets, braces and quotes
+ * inside string values cannot mislead it.
+ *
+ * The returned span `[from, to)` is what to cut so that the rest is still valid JSON: the member
+ * together with the comma that separated it from its neighbour. Undefined when the member is absent
+ * or the bytes are not laid out as the apiserver writes them (then the caller parses everything).
+ */
+
+const KEY = Buffer.from('"managedFields":');
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+
+/** Keys of the objects that enclose `managedFields`, outermost first (the top level has none). */
+export const MANAGED_FIELDS_PARENTS = {
+  event: ['object', 'metadata'],
+  object: ['metadata'],
+} as const;
+
+export function managedFieldsSpan(
+  bytes: Uint8Array,
+  parents: readonly string[],
+): [number, number] | undefined {
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const at = buf.indexOf(KEY);
+  if (at < 0 || !enclosedBy(bytes, at, parents)) return undefined;
+  let valueStart = skipSpace(bytes, at + KEY.length);
+  const valueEnd = endOfValue(bytes, valueStart);
+  if (valueEnd < 0) return undefined;
+  const before = skipSpaceBack(bytes, at - 1);
+  if (bytes[before] === COMMA) return [before, valueEnd];
+  valueStart = skipSpace(bytes, valueEnd);
+  if (bytes[valueStart] === COMMA) return [at, valueStart + 1];
+  return [at, valueEnd];
+}
+
+/**
+ * True when position `at` (outside any string) is directly inside the object reached from the top
+ * through `parents`. Each `{` is labelled with the key it is the value of: the last string closed
+ * before it, when a colon separates them.
+ */
+function enclosedBy(bytes: Uint8Array, at: number, parents: readonly string[]): boolean {
+  // Per open container: the key's [start, end) for an object that is a member value, else -1.
+  const starts: number[] = [];
+  const ends: number[] = [];
+  let keyStart = -1;
+  let keyEnd = -1;
+  let colonAfterKey = false;
+  for (let i = 0; i < at; i++) {
+    const b = bytes[i] as number;
+    if (b === QUOTE) {
+      const start = i + 1;
+      i = endOfString(bytes, start);
+      if (i < 0 || i >= at) return false;
+      keyStart = start;
+      keyEnd = i;
+      colonAfterKey = false;
+    } else if (b === COLON) {
+      colonAfterKey = keyStart >= 0;
+    } else if (b === OPEN_BRACE || b === OPEN_BRACKET) {
+      const labelled = b === OPEN_BRACE && colonAfterKey;
+      starts.push(labelled ? keyStart : -1);
+      ends.push(labelled ? keyEnd : -1);
+      keyStart = -1;
+      colonAfterKey = false;
+    } else if (b === CLOSE_BRACE || b === CLOSE_BRACKET) {
+      starts.pop();
+      ends.pop();
+      keyStart = -1;
+      colonAfterKey = false;
+    } else if (b === COMMA) {
+      keyStart = -1;
+      colonAfterKey = false;
+    }
+  }
+  // The top-level object, then one object per parent key.
+  if (starts.length !== parents.length + 1 || starts[0] !== -1) return false;
+  for (let d = 0; d < parents.length; d++) {
+    const start = starts[d + 1] as number;
+    if (start < 0 || !sameAscii(bytes, start, ends[d + 1] as number, parents[d] as string)) return false;
+  }
+  return true;
+}
+
+/** Index of the closing quote of the string whose content starts at `i`, or -1. */
+function endOfString(bytes: Uint8Array, i: number): number {
+  for (; i < bytes.length; i++) {
+    const b = bytes[i];
+    if (b === QUOTE) return i;
+    if (b === BACKSLASH) i++;
+  }
+  return -1;
+}
+
+/** Index just past the array, object or `null` starting at `i`, or -1 when it is anything else. */
+function endOfValue(bytes: Uint8Array, i: number): number {
+  const first = bytes[i];
+  if (first === 0x6e)
+    return bytes[i + 1] === 0x75 && bytes[i + 2] === 0x6c && bytes[i + 3] === 0x6c ? i + 4 : -1;
+  if (first !== OPEN_BRACKET && first !== OPEN_BRACE) return -1;
+  let depth = 0;
+  for (; i < bytes.length; i++) {
+    const b = bytes[i];
+    if (b === QUOTE) {
+      i = endOfString(bytes, i + 1);
+      if (i < 0) return -1;
+    } else if (b === OPEN_BRACKET || b === OPEN_BRACE) depth++;
+    else if (b === CLOSE_BRACKET || b === CLOSE_BRACE) {
+      if (--depth === 0) return i + 1;
+    }
+  }
+  return -1;
+}
+
+function skipSpace(bytes: Uint8Array, i: number): number {
+  while (i < bytes.length && isSpace(bytes[i] as number)) i++;
+  return i;
+}
+
+function skipSpaceBack(bytes: Uint8Array, i: number): number {
+  while (i > 0 && isSpace(bytes[i] as number)) i--;
+  return i;
+}
+
+function isSpace(b: number): boolean {
+  return b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
+}
+
+function sameAscii(bytes: Uint8Array, start: number, end: number, text: string): boolean {
+  if (end - start !== text.length) return false;
+  for (let i = 0; i < text.length; i++) if (bytes[start + i] !== text.charCodeAt(i)) return false;
+  return true;
+}

@@ -46,7 +46,7 @@ export interface WatcherStatus {
   lastEventAt: number | undefined;
   /** Seconds since the last event or bookmark (or since start). */
   secondsSinceLastEvent: number;
-  /** Lists after the first one (410 Expired, or a resume that could not work). */
+  /** Lists after the first one (410 Expired, or a resume that could not work); every list of a resumed watcher. */
   relists: number;
   /** Watch streams opened after the first one. */
   reconnects: number;

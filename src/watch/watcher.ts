@@ -170,7 +170,8 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
       lastError: this.#lastError,
       lastEventAt: this.#lastEventAt,
       secondsSinceLastEvent: Math.max(0, (this.#clock.now() - since) / 1000),
-      relists: Math.max(0, this.#lists - 1),
+      // A resumed watcher's first list is already a relist.
+      relists: Math.max(0, this.#lists - (this.#o.resume === undefined ? 1 : 0)),
       reconnects: Math.max(0, this.#streams - 1),
       failures: this.#policy.failures,
       watchList: this.#watchList,

@@ -593,6 +593,7 @@ test('a resumed watcher watches from the given resourceVersion against the given
       return e.type === 'synced' ? `synced:${e.resourceVersion}:${String(e.relist)}` : e.type;
     });
   assert.deepEqual(seen, ['modified:a<-3', 'deleted:b', 'added:c', 'deleted:d:tombstone', 'synced:9:true']);
+  assert.equal(watcher.status().relists, 1, "a resumed watcher's first list is a relist");
   watcher.close();
   await clock.tick(1);
   await done;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian packages the project needs when they are missing: openssl (test certificates)
-# and the OpenStack lab (Neutron, Octavia, RabbitMQ, SQLite) the translator's tests run against.
+# the OpenStack lab (Neutron, Octavia, RabbitMQ, SQLite) the translator's tests run against, and the
+# servers the streaming sinks' tests run against (PostgreSQL, NATS with JetStream, Redis).
 # Run as root (CI is); otherwise it prints the apt-get command to run. Idempotent and quiet.
 set -euo pipefail
 
@@ -8,7 +9,7 @@ missing=()
 command -v openssl >/dev/null || missing+=(openssl)
 command -v curl >/dev/null || missing+=(curl)
 command -v git >/dev/null || missing+=(git)
-for pkg in neutron-server octavia-api octavia-worker rabbitmq-server sqlite3; do
+for pkg in neutron-server octavia-api octavia-worker rabbitmq-server sqlite3 postgresql nats-server redis-server; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'ok installed' || missing+=("$pkg")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0

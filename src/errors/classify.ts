@@ -199,3 +199,63 @@ export function isNotSent(err: unknown): boolean {
   const code = (transport.cause as { code?: unknown } | undefined)?.code;
   return typeof code === 'string' && CONNECT_FAILURES.has(code);
 }
+
+/**
+ * SQLSTATE classes and codes of a PostgreSQL failure that may clear on its own: the connection
+ * (08), a transaction rollback such as a serialization failure or deadlock (40), insufficient
+ * resources (53), a lock not available (55P03), operator intervention such as a shutdown (57),
+ * a system or internal error (58, XX).
+ */
+const RETRYABLE_SQLSTATE = /^(08|40|53|57|58|XX)|^55P03$/;
+
+/**
+ * Whether a PostgreSQL client failure may succeed when tried again. A SQLSTATE outside
+ * {@link RETRYABLE_SQLSTATE} (a data exception, a constraint, a missing privilege, a failed
+ * password) is not. A failure without a SQLSTATE is the connection's (refused, reset, terminated,
+ * timed out) and is.
+ */
+export function isRetryablePostgresError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return RETRYABLE_SQLSTATE.test(code);
+  return true;
+}
+
+/** NATS client error codes a retry cannot fix: the message or the account is wrong, not the server's state. */
+const NATS_PERMANENT = new Set([
+  'MAX_PAYLOAD_EXCEEDED',
+  'BAD_SUBJECT',
+  'BAD_HEADER',
+  'BAD_PAYLOAD',
+  'BAD_JSON',
+  'PERMISSIONS_VIOLATION',
+  'AUTHORIZATION_VIOLATION',
+  'AUTHENTICATION_EXPIRED',
+  'INVALID_OPTION',
+]);
+
+/**
+ * Whether a NATS JetStream publish failure may succeed when tried again: a timeout, no responders
+ * (503: JetStream or the stream not there yet), a lost connection are; a payload over the server's
+ * limit, a bad subject, a permission refusal and a JetStream API answer of 400 (bad request) are not.
+ */
+export function isRetryableNatsError(err: unknown): boolean {
+  const e = err as { code?: unknown; api_error?: { code?: unknown } } | null;
+  if (typeof e?.code === 'string' && NATS_PERMANENT.has(e.code)) return false;
+  if (e?.api_error?.code === 400) return false;
+  return true;
+}
+
+/** Redis error replies that describe the server's state, not the command: they may clear. */
+const REDIS_TRANSIENT_REPLY =
+  /^(OOM|LOADING|BUSY|READONLY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|NOSCRIPT|MISCONF)\b/;
+
+/**
+ * Whether a Redis failure may succeed when tried again: a lost connection, and error replies about
+ * the server's state (out of memory, loading, busy, read-only replica, ...) are; other error replies
+ * (a wrong type, a syntax error, a missing permission or password) are not.
+ */
+export function isRetryableRedisError(err: unknown): boolean {
+  if (!(err instanceof Error)) return true;
+  if (err.name !== 'ReplyError') return true;
+  return REDIS_TRANSIENT_REPLY.test(err.message);
+}

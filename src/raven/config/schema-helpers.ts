@@ -108,3 +108,18 @@ export const headersSchema = expecting(
     }
   })
   .default({});
+
+/**
+ * A server URI that may hold a password (`postgres://user:secret@host/db`): checked for its
+ * scheme, and never shown in an error, like sink URLs.
+ */
+export function serverUri(schemes: readonly string[], example: string) {
+  const pattern = new RegExp(`^(${schemes.join('|')})://.`);
+  return expecting(z.string(), `a URI like ${example}`).superRefine((value, ctx) => {
+    if (!pattern.test(value))
+      ctx.addIssue({
+        code: 'custom',
+        message: `expected a URI like ${example} (scheme ${schemes.map((s) => `${s}://`).join(' or ')}); the value given is not one (not shown: it may hold a password)`,
+      });
+  });
+}

@@ -10,6 +10,7 @@ import {
   integer,
   nameSchema,
   seconds,
+  serverUri,
   strictObject,
   text,
   urlSchema,
@@ -26,12 +27,17 @@ export const SINK_TYPES = [
   'teams',
   'discord',
   'cloudevents',
+  'postgres',
 ] as const;
 
 export type SinkType = (typeof SINK_TYPES)[number];
 
-/** Retries and buffering, per sink. */
-export const deliverySchema = strictObject({
+/**
+ * Retries and buffering, per sink. `concurrency` defaults higher for the streaming sinks: their
+ * deliveries in flight together are what they batch into one write.
+ */
+function deliverySchemaWith(defaultConcurrency: number) {
+  return strictObject({
   /** Attempts per event, the first included; then the event goes to the dead-letter file (or is dropped). */
   maxAttempts: integer(1, 8),
   /** First retry delay; doubles per attempt (with jitter) up to `maxBackoffMs`. */
@@ -42,7 +48,7 @@ export const deliverySchema = strictObject({
   /** Events waiting for this sink before it is considered too far behind and resynced from the checkpoint. */
   maxBacklog: integer(1, 10_000, ' events'),
   /** Objects delivered at the same time (events of one object are always in order). */
-  concurrency: integer(1, 4),
+  concurrency: integer(1, defaultConcurrency),
   /** Longest wait a receiver may ask for with Retry-After. */
   maxRetryAfterMs: integer(0, 900_000, ' milliseconds'),
 }).superRefine((delivery, ctx) => {
@@ -54,6 +60,16 @@ export const deliverySchema = strictObject({
     });
   }
 });
+}
+
+export const deliverySchema = deliverySchemaWith(4);
+
+/**
+ * Streaming sinks batch the deliveries in flight together, so they default to many: one object's
+ * events are still one at a time. 256 lets a batch carry a few hundred changes (the figures in
+ * docs/benchmarks.md) while a retrying sink holds at most that many in flight.
+ */
+const STREAMING_CONCURRENCY = 256;
 
 const common = {
   name: nameSchema,
@@ -90,6 +106,22 @@ const poster = {
   username: text('a display name').optional(),
   iconUrl: urlSchema.optional(),
 };
+
+/** Settings every streaming sink (postgres, nats, redis) shares. */
+const streaming = {
+  ...common,
+  delivery: deliverySchemaWith(STREAMING_CONCURRENCY).prefault({}),
+  /** Most changes per write (one statement, one publish burst, one pipeline). */
+  maxBatch: integer(1, 500, ' changes'),
+  /** For connecting and for each write. */
+  timeoutSeconds,
+};
+
+/** A PostgreSQL identifier Raven creates (kept in step with postgres-statements.ts). */
+const pgIdentifier = expecting(
+  z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/),
+  'a table or schema name of 1 to 63 characters a-z, 0-9 and _, not starting with a digit',
+);
 
 /** One sink. */
 export const sinkSchema = z.discriminatedUnion('type', [
@@ -137,6 +169,26 @@ export const sinkSchema = z.discriminatedUnion('type', [
     typePrefix: text('a reverse-DNS prefix such as io.k8s.raven').default('io.k8s.raven'),
     headers: headersSchema,
     timeoutSeconds,
+  }),
+  strictObject({
+    ...streaming,
+    type: z.literal('postgres'),
+    /** `postgres://user:password@host:5432/db` (a credential: use `${VAR}`). */
+    connectionString: serverUri(['postgres', 'postgresql'], 'postgres://user:password@host:5432/database'),
+    schema: pgIdentifier.default('public'),
+    /** The append-only log of changes. */
+    table: pgIdentifier.default('raven_changes'),
+    /** Also keep each object's current state here, upserted by uid; none when omitted. */
+    currentStateTable: pgIdentifier.optional(),
+    /** Connections, and batches written at the same time. */
+    poolSize: integer(1, 4, ' connections'),
+  }).superRefine((sink, ctx) => {
+    if (sink.currentStateTable !== undefined && sink.currentStateTable === sink.table)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['currentStateTable'],
+        message: `currentStateTable must differ from table ("${sink.table}")`,
+      });
   }),
 ]);
 

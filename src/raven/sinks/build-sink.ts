@@ -7,6 +7,7 @@ import type { Clock } from '../../util/clock.js';
 import { ChatSink } from './chat-sink.js';
 import { CloudEventsSink } from './cloudevents-sink.js';
 import { FileSink } from './file-sink.js';
+import { PostgresSink } from './postgres-sink.js';
 import type { Sink } from './sink.js';
 import { StdoutSink } from './stdout-sink.js';
 import { WebhookSink } from './webhook-sink.js';
@@ -72,6 +73,17 @@ export function buildSink(config: SinkConfig, options: BuildSinkOptions = {}): S
         headers: config.headers,
         timeoutMs: config.timeoutSeconds * 1000,
         ...clock,
+      });
+    case 'postgres':
+      return new PostgresSink({
+        name: config.name,
+        connectionString: config.connectionString,
+        schema: config.schema,
+        table: config.table,
+        ...(config.currentStateTable === undefined ? {} : { currentStateTable: config.currentStateTable }),
+        poolSize: config.poolSize,
+        maxBatch: config.maxBatch,
+        timeoutMs: config.timeoutSeconds * 1000,
       });
   }
 }

@@ -24,5 +24,7 @@ export {
   type CloudEventsSinkOptions,
   type RavenCloudEvent,
 } from './cloudevents-sink.js';
+export { PostgresSink, type PostgresSinkOptions } from './postgres-sink.js';
+export { BatchWriter, type BatchWriterOptions } from './batch-writer.js';
 export { sharedSinkDispatcher, closeSharedSinkDispatcher } from './http-post.js';
 export { scrubUrl } from './scrub-url.js';

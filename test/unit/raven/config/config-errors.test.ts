@@ -26,7 +26,7 @@ const cases: Case[] = [
     source: `${WATCHERS}sinks: [{ name: chat, type: slak, url: "https://x.example.com" }]\n`,
     path: 'sinks[0].type',
     message:
-      /expected one of stdout, file, webhook, slack, mattermost, teams, discord, cloudevents, got "slak" \(did you mean "slack"\?\)/,
+      /expected one of stdout, file, webhook, slack, mattermost, teams, discord, cloudevents, postgres, got "slak" \(did you mean "slack"\?\)/,
   },
   {
     name: 'a wrong type says what was expected and what was given',
@@ -187,6 +187,24 @@ const cases: Case[] = [
     source: '- watchers\n',
     path: '',
     message: /expected a mapping of settings, got a list/,
+  },
+  {
+    name: 'a postgres table name Raven cannot create says what a valid name is',
+    source: `${WATCHERS}sinks: [{ name: db, type: postgres, connectionString: "postgres://raven@db/raven", table: Changes }]\n`,
+    path: 'sinks[0].table',
+    message: /expected a table or schema name of 1 to 63 characters a-z, 0-9 and _, not starting with a digit, got "Changes"/,
+  },
+  {
+    name: 'a postgres connection string that is not a URI shows the form expected',
+    source: `${WATCHERS}sinks: [{ name: db, type: postgres, connectionString: "host=db password=hunter2" }]\n`,
+    path: 'sinks[0].connectionString',
+    message: /^(?!.*hunter2).*expected a URI like postgres:\/\/user:password@host:5432\/database .*not shown: it may hold a password/,
+  },
+  {
+    name: 'a postgres current-state table may not be the log table',
+    source: `${WATCHERS}sinks: [{ name: db, type: postgres, connectionString: "postgres://db/raven", currentStateTable: raven_changes }]\n`,
+    path: 'sinks[0].currentStateTable',
+    message: /currentStateTable must differ from table \("raven_changes"\)/,
   },
 ];
 

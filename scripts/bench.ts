@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- [suite...] [--node 20,24] [--runs N] [--only a,b] [--events N] [--population N]
- * [--objects N] [--pods N] [--scenarios a,b] [--stall-cap S]`:
+ * [--objects N] [--pods N] [--scenarios a,b] [--stall-cap S] [--changes N]`:
  * the benchmarks of bench/, side by side with the peers, results written to bench/results/.
  *
  * Prepares what they need first: each requested Node major (default 24) in .cache/node-<major>
@@ -21,6 +21,8 @@ import { runInformerSuite } from '../bench/informer/suite.js';
 import { runListWatchSuite } from '../bench/list-watch/suite.js';
 import { runCacheHeapSuite } from '../bench/cache-heap/suite.js';
 import { runRecoverySuite } from '../bench/recovery/suite.js';
+import { runSinksSuite } from '../bench/sinks/suite.js';
+import { machineLine } from '../bench/lib/report.js';
 
 const log = (line: string): void => {
   process.stderr.write(`bench: ${line}\n`);
@@ -66,8 +68,14 @@ interface SuiteContext {
   values: Record<string, string | undefined>;
 }
 
-/** Each suite: its default rounds, and one run of it under one Node, as Markdown. */
-const suites: Record<string, { runs: number; title?: string; run(c: SuiteContext): Promise<string> }> = {
+/**
+ * Each suite: its default rounds, and one run of it under one Node, as Markdown. An `inProcess`
+ * suite has no peers and runs once, in this process (whatever `--node` says).
+ */
+const suites: Record<
+  string,
+  { runs: number; title?: string; inProcess?: boolean; run(c: SuiteContext): Promise<string> }
+> = {
   decode: {
     runs: 5,
     title: '# Decoding and watching throughput',
@@ -145,6 +153,22 @@ const suites: Record<string, { runs: number; title?: string; run(c: SuiteContext
         })
       ).markdown,
   },
+  sinks: {
+    runs: 3,
+    inProcess: true,
+    run: async (c) =>
+      (
+        await runSinksSuite({
+          nodeVersion: c.nodeVersion,
+          machine: machineLine(c.nodeVersion).replace(/; @kubernetes.*$/, ''),
+          changes: Number(c.values.changes ?? '20000'),
+          objects: Number(c.values.changes ?? '20000') / 10,
+          runs: Number(c.values.runs ?? 3),
+          log,
+          ...(c.only === undefined ? {} : { only: c.only }),
+        })
+      ).markdown,
+  },
 };
 
 async function main(): Promise<number> {
@@ -162,6 +186,7 @@ async function main(): Promise<number> {
       pods: { type: 'string' },
       scenarios: { type: 'string' },
       'stall-cap': { type: 'string' },
+      changes: { type: 'string' },
     },
   });
   const known = Object.keys(suites);
@@ -172,11 +197,15 @@ async function main(): Promise<number> {
     return 2;
   }
   const only = values.only?.split(',');
-  const nodes = values.node.split(',').map((major, i) => {
-    const bin = benchNode(major, i === 0);
-    return { bin, version: run(bin, ['--version']).trim() };
-  });
-  if (!existsSync(join(repoRoot, 'bench', 'node_modules'))) {
+  // In-process suites need neither the requested Node versions nor the peers.
+  const withPeers = chosen.some((name) => suites[name]?.inProcess !== true);
+  const nodes = withPeers
+    ? values.node.split(',').map((major, i) => {
+        const bin = benchNode(major, i === 0);
+        return { bin, version: run(bin, ['--version']).trim() };
+      })
+    : [];
+  if (withPeers && !existsSync(join(repoRoot, 'bench', 'node_modules'))) {
     log('installing the peers: npm --prefix bench install');
     run('npm', ['--prefix', 'bench', 'install', '--no-audit', '--no-fund']);
   }
@@ -197,7 +226,8 @@ async function main(): Promise<number> {
     if (suite === undefined) continue;
     const sections: string[] =
       suite.title === undefined ? [] : [suite.title, '', `Raven: ${ravenSource()}.`, ''];
-    for (const node of nodes) {
+    const under = suite.inProcess === true ? [{ bin: process.execPath, version: process.version }] : nodes;
+    for (const node of under) {
       sections.push(await suite.run({ node: node.bin, nodeVersion: node.version, only, values }));
     }
     written.push(await save(name, sections.join('\n')));

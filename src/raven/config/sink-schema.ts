@@ -9,13 +9,14 @@ import {
   headersSchema,
   integer,
   nameSchema,
+  oneOrMany,
   seconds,
   serverUri,
   strictObject,
   text,
   urlSchema,
 } from './schema-helpers.js';
-import { templateProblem } from './template-check.js';
+import { subjectTemplateProblem, templateProblem } from './template-check.js';
 
 /** Sink types, in the order documented. */
 export const SINK_TYPES = [
@@ -28,6 +29,7 @@ export const SINK_TYPES = [
   'discord',
   'cloudevents',
   'postgres',
+  'nats',
 ] as const;
 
 export type SinkType = (typeof SINK_TYPES)[number];
@@ -38,28 +40,28 @@ export type SinkType = (typeof SINK_TYPES)[number];
  */
 function deliverySchemaWith(defaultConcurrency: number) {
   return strictObject({
-  /** Attempts per event, the first included; then the event goes to the dead-letter file (or is dropped). */
-  maxAttempts: integer(1, 8),
-  /** First retry delay; doubles per attempt (with jitter) up to `maxBackoffMs`. */
-  initialBackoffMs: integer(1, 500, ' milliseconds'),
-  maxBackoffMs: integer(1, 60_000, ' milliseconds'),
-  /** JSON lines of events that exhausted their attempts; relative to the config file. */
-  deadLetterPath: text('a file path').optional(),
-  /** Events waiting for this sink before it is considered too far behind and resynced from the checkpoint. */
-  maxBacklog: integer(1, 10_000, ' events'),
-  /** Objects delivered at the same time (events of one object are always in order). */
-  concurrency: integer(1, defaultConcurrency),
-  /** Longest wait a receiver may ask for with Retry-After. */
-  maxRetryAfterMs: integer(0, 900_000, ' milliseconds'),
-}).superRefine((delivery, ctx) => {
-  if (delivery.initialBackoffMs > delivery.maxBackoffMs) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['initialBackoffMs'],
-      message: `initialBackoffMs (${delivery.initialBackoffMs}) must not exceed maxBackoffMs (${delivery.maxBackoffMs})`,
-    });
-  }
-});
+    /** Attempts per event, the first included; then the event goes to the dead-letter file (or is dropped). */
+    maxAttempts: integer(1, 8),
+    /** First retry delay; doubles per attempt (with jitter) up to `maxBackoffMs`. */
+    initialBackoffMs: integer(1, 500, ' milliseconds'),
+    maxBackoffMs: integer(1, 60_000, ' milliseconds'),
+    /** JSON lines of events that exhausted their attempts; relative to the config file. */
+    deadLetterPath: text('a file path').optional(),
+    /** Events waiting for this sink before it is considered too far behind and resynced from the checkpoint. */
+    maxBacklog: integer(1, 10_000, ' events'),
+    /** Objects delivered at the same time (events of one object are always in order). */
+    concurrency: integer(1, defaultConcurrency),
+    /** Longest wait a receiver may ask for with Retry-After. */
+    maxRetryAfterMs: integer(0, 900_000, ' milliseconds'),
+  }).superRefine((delivery, ctx) => {
+    if (delivery.initialBackoffMs > delivery.maxBackoffMs) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['initialBackoffMs'],
+        message: `initialBackoffMs (${delivery.initialBackoffMs}) must not exceed maxBackoffMs (${delivery.maxBackoffMs})`,
+      });
+    }
+  });
 }
 
 export const deliverySchema = deliverySchemaWith(4);
@@ -122,6 +124,14 @@ const pgIdentifier = expecting(
   z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/),
   'a table or schema name of 1 to 63 characters a-z, 0-9 and _, not starting with a digit',
 );
+
+const natsSubjectTemplate = expecting(
+  z.string(),
+  'a subject template such as "raven.prod.{{resource.kind}}.{{namespace}}"',
+).superRefine((value, ctx) => {
+  const problem = subjectTemplateProblem(value);
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+});
 
 /** One sink. */
 export const sinkSchema = z.discriminatedUnion('type', [
@@ -189,6 +199,26 @@ export const sinkSchema = z.discriminatedUnion('type', [
         path: ['currentStateTable'],
         message: `currentStateTable must differ from table ("${sink.table}")`,
       });
+  }),
+  strictObject({
+    ...streaming,
+    type: z.literal('nats'),
+    /** One server URL or several: `nats://user:password@host:4222` (a credential: use `${VAR}`). */
+    servers: oneOrMany(
+      serverUri(['nats', 'tls'], 'nats://host:4222'),
+      'a server URL like nats://host:4222, or a list of them',
+    ),
+    /** The subject of each change, `{{placeholders}}` as in chat templates, each value one token. */
+    subject: natsSubjectTemplate.default('raven.{{resource.kind}}.{{namespace}}'),
+    /** The JetStream stream the subjects belong to. */
+    stream: expecting(
+      z.string().regex(/^[A-Za-z0-9_-]{1,255}$/),
+      'a stream name of letters, digits, _ and -',
+    ).default('RAVEN'),
+    /** Create the stream when missing (capturing the subject template's prefix); an existing one is used as it is. */
+    createStream: z.boolean().default(true),
+    /** The created stream's duplicate window: a change published again within it is stored once. */
+    duplicateWindowSeconds: seconds(600),
   }),
 ]);
 

@@ -72,3 +72,19 @@ function placeholderProblem(path: string): string | undefined {
   }
   return undefined;
 }
+
+/**
+ * A NATS subject template: valid placeholders, and literal text that makes valid subjects (tokens
+ * separated by single dots, no spaces or wildcards); `{{diff}}` spans lines and cannot be used.
+ */
+export function subjectTemplateProblem(template: string): string | undefined {
+  const placeholders = templateProblem(template);
+  if (placeholders !== undefined) return placeholders;
+  // Check the literal text: render with a placeholder value that is a valid token.
+  const literal = template.replace(/\{\{[^{}]*\}\}/g, 'x');
+  if (/[\s*>]/.test(literal)) return 'a subject may not contain spaces or the wildcards * and >';
+  if (literal.split('.').some((token) => token === ''))
+    return 'a subject is tokens separated by single dots: no empty token, no leading or trailing dot';
+  if (template.includes('{{diff}}')) return '{{diff}} spans lines and cannot be part of a subject';
+  return undefined;
+}

@@ -7,6 +7,7 @@ import type { Clock } from '../../util/clock.js';
 import { ChatSink } from './chat-sink.js';
 import { CloudEventsSink } from './cloudevents-sink.js';
 import { FileSink } from './file-sink.js';
+import { NatsSink } from './nats-sink.js';
 import { PostgresSink } from './postgres-sink.js';
 import type { Sink } from './sink.js';
 import { StdoutSink } from './stdout-sink.js';
@@ -82,6 +83,17 @@ export function buildSink(config: SinkConfig, options: BuildSinkOptions = {}): S
         table: config.table,
         ...(config.currentStateTable === undefined ? {} : { currentStateTable: config.currentStateTable }),
         poolSize: config.poolSize,
+        maxBatch: config.maxBatch,
+        timeoutMs: config.timeoutSeconds * 1000,
+      });
+    case 'nats':
+      return new NatsSink({
+        name: config.name,
+        servers: config.servers,
+        subject: config.subject,
+        stream: config.stream,
+        createStream: config.createStream,
+        duplicateWindowMs: config.duplicateWindowSeconds * 1000,
         maxBatch: config.maxBatch,
         timeoutMs: config.timeoutSeconds * 1000,
       });

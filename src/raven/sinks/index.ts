@@ -25,6 +25,8 @@ export {
   type RavenCloudEvent,
 } from './cloudevents-sink.js';
 export { PostgresSink, type PostgresSinkOptions } from './postgres-sink.js';
+export { NatsSink, type NatsSinkOptions } from './nats-sink.js';
+export { natsSubject, subjectToken } from './nats-subject.js';
 export { BatchWriter, type BatchWriterOptions } from './batch-writer.js';
 export { sharedSinkDispatcher, closeSharedSinkDispatcher } from './http-post.js';
 export { scrubUrl } from './scrub-url.js';

@@ -130,7 +130,7 @@ const COLUMNS =
 export function insertStatement(t: PostgresTables): string {
   const log = `${q(t.schema)}.${q(t.table)}`;
   const input = `input AS (
-  SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(
+  SELECT * FROM json_to_recordset($1::json) AS r(
     sink text, event_id text, watcher text, change_type text, origin text, api_group text,
     api_version text, resource text, kind text, namespace text, name text, uid text,
     resource_version text, tombstone boolean, event_time timestamptz, record jsonb))`;

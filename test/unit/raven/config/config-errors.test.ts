@@ -26,7 +26,7 @@ const cases: Case[] = [
     source: `${WATCHERS}sinks: [{ name: chat, type: slak, url: "https://x.example.com" }]\n`,
     path: 'sinks[0].type',
     message:
-      /expected one of stdout, file, webhook, slack, mattermost, teams, discord, cloudevents, postgres, got "slak" \(did you mean "slack"\?\)/,
+      /expected one of stdout, file, webhook, slack, mattermost, teams, discord, cloudevents, postgres, nats, got "slak" \(did you mean "slack"\?\)/,
   },
   {
     name: 'a wrong type says what was expected and what was given',
@@ -192,19 +192,33 @@ const cases: Case[] = [
     name: 'a postgres table name Raven cannot create says what a valid name is',
     source: `${WATCHERS}sinks: [{ name: db, type: postgres, connectionString: "postgres://raven@db/raven", table: Changes }]\n`,
     path: 'sinks[0].table',
-    message: /expected a table or schema name of 1 to 63 characters a-z, 0-9 and _, not starting with a digit, got "Changes"/,
+    message:
+      /expected a table or schema name of 1 to 63 characters a-z, 0-9 and _, not starting with a digit, got "Changes"/,
   },
   {
     name: 'a postgres connection string that is not a URI shows the form expected',
     source: `${WATCHERS}sinks: [{ name: db, type: postgres, connectionString: "host=db password=hunter2" }]\n`,
     path: 'sinks[0].connectionString',
-    message: /^(?!.*hunter2).*expected a URI like postgres:\/\/user:password@host:5432\/database .*not shown: it may hold a password/,
+    message:
+      /^(?!.*hunter2).*expected a URI like postgres:\/\/user:password@host:5432\/database .*not shown: it may hold a password/,
   },
   {
     name: 'a postgres current-state table may not be the log table',
     source: `${WATCHERS}sinks: [{ name: db, type: postgres, connectionString: "postgres://db/raven", currentStateTable: raven_changes }]\n`,
     path: 'sinks[0].currentStateTable',
     message: /currentStateTable must differ from table \("raven_changes"\)/,
+  },
+  {
+    name: 'a nats subject template with a wildcard says why it cannot be a subject',
+    source: `${WATCHERS}sinks: [{ name: bus, type: nats, servers: "nats://127.0.0.1:4222", subject: "raven.*.{{namespace}}" }]\n`,
+    path: 'sinks[0].subject',
+    message: /a subject may not contain spaces or the wildcards \* and >/,
+  },
+  {
+    name: 'a nats server that is not a nats URL is reported without showing it',
+    source: `${WATCHERS}sinks: [{ name: bus, type: nats, servers: ["nats://a:4222", "http://user:hunter2@b"] }]\n`,
+    path: 'sinks[0].servers[1]',
+    message: /^(?!.*hunter2).*expected a URI like nats:\/\/host:4222 \(scheme nats:\/\/ or tls:\/\/\)/,
   },
 ];
 

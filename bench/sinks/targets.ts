@@ -1,0 +1,52 @@
+/**
+ * The servers the sinks suite writes to, each from the test harness (Debian's packages on
+ * loopback), and how to build each sink from dist/ and count what the server holds.
+ */
+import type { Sink } from '../../src/raven/sinks/sink.js';
+import { PostgresServer } from '../../test/harness/postgres-server.js';
+import { ravenDist } from '../lib/raven.js';
+
+type PostgresModule = typeof import('../../src/raven/sinks/postgres-sink.js');
+
+export interface RunningTarget {
+  /** The sink with its defaults, or with `maxBatch` set. */
+  sink: (maxBatch: number | undefined) => Promise<Sink>;
+  /** Changes the server holds. */
+  count: () => Promise<number>;
+  stop: () => Promise<void>;
+}
+
+export interface SinkTarget {
+  name: string;
+  start: () => Promise<RunningTarget>;
+}
+
+async function load<T>(path: string): Promise<T> {
+  return (await import(new URL(path, ravenDist).href)) as T;
+}
+
+const postgres: SinkTarget = {
+  name: 'postgres',
+  start: async () => {
+    const server = await PostgresServer.start();
+    await server.query('CREATE DATABASE bench');
+    return {
+      sink: async (maxBatch) => {
+        const { PostgresSink } = await load<PostgresModule>('raven/sinks/postgres-sink.js');
+        return new PostgresSink({
+          name: 'bench',
+          connectionString: server.url('bench'),
+          ...(maxBatch === undefined ? {} : { maxBatch }),
+        });
+      },
+      count: async () =>
+        (await server.query<{ n: number }>('SELECT count(*)::int AS n FROM raven_changes', [], 'bench'))[0]
+          ?.n ?? 0,
+      stop: () => server.stop(),
+    };
+  },
+};
+
+export function sinkTargets(): SinkTarget[] {
+  return [postgres];
+}

@@ -3,10 +3,12 @@
  * loopback), and how to build each sink from dist/ and count what the server holds.
  */
 import type { Sink } from '../../src/raven/sinks/sink.js';
+import { NatsServer } from '../../test/harness/nats-server.js';
 import { PostgresServer } from '../../test/harness/postgres-server.js';
 import { ravenDist } from '../lib/raven.js';
 
 type PostgresModule = typeof import('../../src/raven/sinks/postgres-sink.js');
+type NatsModule = typeof import('../../src/raven/sinks/nats-sink.js');
 
 export interface RunningTarget {
   /** The sink with its defaults, or with `maxBatch` set. */
@@ -47,6 +49,28 @@ const postgres: SinkTarget = {
   },
 };
 
+const nats: SinkTarget = {
+  name: 'nats',
+  start: async () => {
+    const server = await NatsServer.start();
+    return {
+      sink: async (maxBatch) => {
+        const { NatsSink } = await load<NatsModule>('raven/sinks/nats-sink.js');
+        return new NatsSink({
+          name: 'bench',
+          servers: [server.url],
+          ...(maxBatch === undefined ? {} : { maxBatch }),
+        });
+      },
+      count: () =>
+        server.using(
+          async (nc) => (await (await nc.jetstreamManager()).streams.info('RAVEN')).state.messages,
+        ),
+      stop: () => server.stop(),
+    };
+  },
+};
+
 export function sinkTargets(): SinkTarget[] {
-  return [postgres];
+  return [postgres, nats];
 }

@@ -30,6 +30,7 @@ export const SINK_TYPES = [
   'cloudevents',
   'postgres',
   'nats',
+  'redis',
 ] as const;
 
 export type SinkType = (typeof SINK_TYPES)[number];
@@ -219,6 +220,18 @@ export const sinkSchema = z.discriminatedUnion('type', [
     createStream: z.boolean().default(true),
     /** The created stream's duplicate window: a change published again within it is stored once. */
     duplicateWindowSeconds: seconds(600),
+  }),
+  strictObject({
+    ...streaming,
+    type: z.literal('redis'),
+    /** `redis://user:password@host:6379/0`, `rediss://` for TLS (a credential: use `${VAR}`). */
+    url: serverUri(['redis', 'rediss'], 'redis://user:password@host:6379/0'),
+    /** The stream's key. */
+    stream: text('a key such as raven:changes').default('raven:changes'),
+    /** `XADD ... MAXLEN ~ maxLen`: the stream keeps about this many entries. */
+    maxLen: integer(1, 100_000, ' entries'),
+    /** How long an object's de-duplication key lives after its last change. */
+    dedupeTtlSeconds: integer(1, 7 * 86_400, ' seconds'),
   }),
 ]);
 

@@ -9,6 +9,7 @@ import { CloudEventsSink } from './cloudevents-sink.js';
 import { FileSink } from './file-sink.js';
 import { NatsSink } from './nats-sink.js';
 import { PostgresSink } from './postgres-sink.js';
+import { RedisSink } from './redis-sink.js';
 import type { Sink } from './sink.js';
 import { StdoutSink } from './stdout-sink.js';
 import { WebhookSink } from './webhook-sink.js';
@@ -94,6 +95,16 @@ export function buildSink(config: SinkConfig, options: BuildSinkOptions = {}): S
         stream: config.stream,
         createStream: config.createStream,
         duplicateWindowMs: config.duplicateWindowSeconds * 1000,
+        maxBatch: config.maxBatch,
+        timeoutMs: config.timeoutSeconds * 1000,
+      });
+    case 'redis':
+      return new RedisSink({
+        name: config.name,
+        url: config.url,
+        stream: config.stream,
+        maxLen: config.maxLen,
+        dedupeTtlSeconds: config.dedupeTtlSeconds,
         maxBatch: config.maxBatch,
         timeoutMs: config.timeoutSeconds * 1000,
       });

@@ -27,6 +27,7 @@ export {
 export { PostgresSink, type PostgresSinkOptions } from './postgres-sink.js';
 export { NatsSink, type NatsSinkOptions } from './nats-sink.js';
 export { natsSubject, subjectToken } from './nats-subject.js';
+export { RedisSink, type RedisSinkOptions } from './redis-sink.js';
 export { BatchWriter, type BatchWriterOptions } from './batch-writer.js';
 export { sharedSinkDispatcher, closeSharedSinkDispatcher } from './http-post.js';
 export { scrubUrl } from './scrub-url.js';

@@ -26,7 +26,7 @@ const cases: Case[] = [
     source: `${WATCHERS}sinks: [{ name: chat, type: slak, url: "https://x.example.com" }]\n`,
     path: 'sinks[0].type',
     message:
-      /expected one of stdout, file, webhook, slack, mattermost, teams, discord, cloudevents, postgres, nats, got "slak" \(did you mean "slack"\?\)/,
+      /expected one of stdout, file, webhook, slack, mattermost, teams, discord, cloudevents, postgres, nats, redis, got "slak" \(did you mean "slack"\?\)/,
   },
   {
     name: 'a wrong type says what was expected and what was given',
@@ -219,6 +219,19 @@ const cases: Case[] = [
     source: `${WATCHERS}sinks: [{ name: bus, type: nats, servers: ["nats://a:4222", "http://user:hunter2@b"] }]\n`,
     path: 'sinks[0].servers[1]',
     message: /^(?!.*hunter2).*expected a URI like nats:\/\/host:4222 \(scheme nats:\/\/ or tls:\/\/\)/,
+  },
+  {
+    name: 'a redis URL of another scheme is reported without showing it',
+    source: `${WATCHERS}sinks: [{ name: stream, type: redis, url: "http://:hunter2@cache:6379" }]\n`,
+    path: 'sinks[0].url',
+    message:
+      /^(?!.*hunter2).*expected a URI like redis:\/\/user:password@host:6379\/0 \(scheme redis:\/\/ or rediss:\/\/\)/,
+  },
+  {
+    name: 'a redis maxLen below 1 gives the lower bound',
+    source: `${WATCHERS}sinks: [{ name: stream, type: redis, url: "redis://cache:6379", maxLen: 0 }]\n`,
+    path: 'sinks[0].maxLen',
+    message: /expected an integer of at least 1 entries, got 0/,
   },
 ];
 

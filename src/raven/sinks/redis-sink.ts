@@ -105,8 +105,8 @@ export class RedisSink implements Sink {
       for (const args of batch)
         (pipeline as unknown as { ravenAppend: (...a: string[]) => unknown }).ravenAppend(...args);
       const results = (await pipeline.exec()) ?? [];
-      const failed = results.find(([err]) => err !== null);
-      if (failed !== undefined) throw failed[0];
+      const failed = results.find(([err]) => err !== null)?.[0];
+      if (failed instanceof Error) throw failed;
     } catch (err) {
       throw this.#sinkError(err, batch.length);
     }

@@ -5,10 +5,12 @@
 import type { Sink } from '../../src/raven/sinks/sink.js';
 import { NatsServer } from '../../test/harness/nats-server.js';
 import { PostgresServer } from '../../test/harness/postgres-server.js';
+import { RedisServer } from '../../test/harness/redis-server.js';
 import { ravenDist } from '../lib/raven.js';
 
 type PostgresModule = typeof import('../../src/raven/sinks/postgres-sink.js');
 type NatsModule = typeof import('../../src/raven/sinks/nats-sink.js');
+type RedisModule = typeof import('../../src/raven/sinks/redis-sink.js');
 
 export interface RunningTarget {
   /** The sink with its defaults, or with `maxBatch` set. */
@@ -71,6 +73,26 @@ const nats: SinkTarget = {
   },
 };
 
+const redis: SinkTarget = {
+  name: 'redis',
+  start: async () => {
+    const server = await RedisServer.start();
+    return {
+      sink: async (maxBatch) => {
+        const { RedisSink } = await load<RedisModule>('raven/sinks/redis-sink.js');
+        return new RedisSink({
+          name: 'bench',
+          url: server.url(),
+          maxLen: 1_000_000,
+          ...(maxBatch === undefined ? {} : { maxBatch }),
+        });
+      },
+      count: () => server.using(0, (r) => r.xlen('raven:changes')),
+      stop: () => server.stop(),
+    };
+  },
+};
+
 export function sinkTargets(): SinkTarget[] {
-  return [postgres, nats];
+  return [postgres, nats, redis];
 }

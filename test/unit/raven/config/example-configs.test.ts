@@ -14,6 +14,9 @@ const env = {
   WEBHOOK_SECRET: 'secret',
   SLACK_WEBHOOK_URL: 'https://hooks.slack.com/services/T/B/X',
   TEAMS_WEBHOOK_URL: 'https://example.webhook.office.com/x',
+  PG_URL: 'postgres://raven:secret@db.example.com:5432/raven',
+  NATS_URL: 'nats://nats.example.com:4222',
+  REDIS_URL: 'redis://cache.example.com:6379/0',
 };
 
 test('there are example configs to check', () => {

@@ -18,6 +18,7 @@ import { BatchWriter } from './batch-writer.js';
 import {
   PG_IDENTIFIER,
   changeRow,
+  createSchemaStatement,
   createStatements,
   insertStatement,
   type ChangeRow,
@@ -116,6 +117,10 @@ export class PostgresSink implements Sink {
         await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
           `raven:${this.#tables.schema}.${this.#tables.table}`,
         ]);
+        const schema = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [
+          this.#tables.schema,
+        ]);
+        if (schema.rowCount === 0) await client.query(createSchemaStatement(this.#tables));
         for (const statement of createStatements(this.#tables)) await client.query(statement);
         await client.query('COMMIT');
       } catch (err) {

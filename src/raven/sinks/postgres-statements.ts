@@ -26,11 +26,14 @@ export interface PostgresTables {
 
 const q = (id: string): string => `"${id}"`;
 
-/** `CREATE ... IF NOT EXISTS` for the tables and indexes, in order. */
+/**
+ * `CREATE ... IF NOT EXISTS` for the tables and indexes, in order. The schema is created apart
+ * ({@link createSchemaStatement}), only when missing: `CREATE SCHEMA IF NOT EXISTS` needs the
+ * CREATE privilege on the database even when the schema exists.
+ */
 export function createStatements(t: PostgresTables): string[] {
   const log = `${q(t.schema)}.${q(t.table)}`;
   const out = [
-    `CREATE SCHEMA IF NOT EXISTS ${q(t.schema)}`,
     `CREATE TABLE IF NOT EXISTS ${log} (
   seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   sink text NOT NULL,
@@ -72,6 +75,10 @@ export function createStatements(t: PostgresTables): string[] {
 )`);
   }
   return out;
+}
+
+export function createSchemaStatement(t: PostgresTables): string {
+  return `CREATE SCHEMA IF NOT EXISTS ${q(t.schema)}`;
 }
 
 /** One row of the batch, as the statement's JSON parameter carries it. */

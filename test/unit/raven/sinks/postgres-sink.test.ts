@@ -162,6 +162,21 @@ describe('postgres sink', () => {
     }
   });
 
+  test('a role that may create tables in the schema, but not schemas in the database, gets its tables', async () => {
+    const db = await freshDatabase();
+    await server.query(`CREATE ROLE writer_${db} LOGIN`);
+    await server.query(`GRANT USAGE, CREATE ON SCHEMA public TO writer_${db}`, [], db);
+    const url = `postgres://writer_${db}@127.0.0.1:${server.server.port}/${db}`;
+    const sink = new PostgresSink({ name: 'archive', connectionString: url });
+    try {
+      await sink.deliver(sampleEvent({ name: 'written' }), signal);
+      const rows = await server.query<{ name: string }>('SELECT name FROM raven_changes', [], db);
+      assert.deepEqual(rows, [{ name: 'written' }]);
+    } finally {
+      await sink.close();
+    }
+  });
+
   test('names the bad field when a table name is not one Raven can create', () => {
     assert.throws(
       () => new PostgresSink({ name: 'archive', connectionString: server.url(), table: 'Changes; DROP' }),

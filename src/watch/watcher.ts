@@ -404,7 +404,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
         this.#policy.connected();
         const decoder = new ListDecoder<T>({
           dropManagedFields: this.#o.dropManagedFields,
-          filter: this.#listFilter(seen),
+          filter: this.#o.accept !== undefined || this.#known.size > 0 ? this.#listFilter(seen) : undefined,
         });
         const out: WatcherEvent<T>[] = [];
         for await (const chunk of body) {
@@ -491,8 +491,9 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
         // Peeking before parsing pays off where objects are skipped: namespace filtering and the
         // streaming initial list (unchanged objects). A live watch rarely repeats a resourceVersion,
         // so it parses straight away and #apply drops a repeat after parsing.
+        // With nothing known yet, nothing can be unchanged: the first list parses straight away too.
         filter:
-          this.#o.accept !== undefined || initial
+          this.#o.accept !== undefined || (initial && this.#known.size > 0)
             ? (peek: WatchEventPeek) => this.#watchFilter(peek, seen)
             : undefined,
       };

@@ -19,7 +19,7 @@ import { ApiError, isStatus } from '../../errors/api-error.js';
 import { utf8 } from './bytes.js';
 import { parseBytesWithoutManagedFields } from './drop-managed-fields.js';
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, type RawLine } from './line-splitter.js';
-import { objectPeekOf, peekWatchEvent, type WatchEventPeek } from './peek.js';
+import { objectPeekOf, peekBytes, peekWatchEvent, type WatchEventPeek } from './peek.js';
 import { isPlainObject } from './plain-object.js';
 import { StreamDecodeError } from './stream-decode-error.js';
 import { isObjectEventType, type KubeObject, type WatchEvent } from './watch-event.js';
@@ -78,7 +78,7 @@ export function decodeWatchLine<T extends object = KubeObject>(
   const { filter } = options;
   let peeked = false;
   if (filter !== undefined) {
-    const peek = peekWatchEvent(textOf());
+    const peek = peekBytes(line.bytes, peekWatchEvent, textOf);
     if (peek !== undefined && isObjectEventType(peek.type)) {
       if (!filter(peek)) return undefined;
       peeked = true;

@@ -10,6 +10,7 @@
  * Duplicate keys are assumed absent, as the apiserver never emits them.
  */
 import { MALFORMED, readStringAt, scanObject, skipWhitespace } from './json-scanner.js';
+import { utf8 } from './bytes.js';
 import { isPlainObject } from './plain-object.js';
 
 /** The identifying metadata of an object, as strings. */
@@ -89,6 +90,30 @@ export function peekWatchEvent(line: string): WatchEventPeek | undefined {
   });
   if (!sure || end === MALFORMED || type === undefined || object === undefined) return undefined;
   return { type, ...object };
+}
+
+/**
+ * Bytes decoded for a first peek. An object's identifying metadata comes first in the apiserver's
+ * output, within the first few hundred bytes; the rest of a large object need not be decoded to
+ * learn that it is unchanged.
+ */
+export const PEEK_PREFIX_BYTES = 2048;
+
+/**
+ * {@link peekObject} or {@link peekWatchEvent} of raw UTF-8 bytes: first on a decoded prefix, then,
+ * when the prefix did not settle it (a member or a character cut at its end reads as "not sure"),
+ * on `whole()`, the whole text.
+ */
+export function peekBytes<P>(
+  bytes: Uint8Array,
+  peek: (text: string) => P | undefined,
+  whole: () => string,
+): P | undefined {
+  if (bytes.length > PEEK_PREFIX_BYTES) {
+    const sure = peek(utf8(bytes.subarray(0, PEEK_PREFIX_BYTES)));
+    if (sure !== undefined) return sure;
+  }
+  return peek(whole());
 }
 
 /** The same fields taken from an already parsed object, for when the text could not be peeked. */

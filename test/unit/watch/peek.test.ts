@@ -1,6 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { objectPeekOf, peekObject, peekWatchEvent } from '../../../src/watch/decode/peek.js';
+import {
+  objectPeekOf,
+  peekBytes,
+  peekObject,
+  peekWatchEvent,
+  PEEK_PREFIX_BYTES,
+} from '../../../src/watch/decode/peek.js';
 import { realisticPod } from './fixtures.js';
 
 /** What a full parse says the peek should be. */
@@ -89,4 +95,40 @@ test('peeking reads only as far as it needs, leaving damage after the wanted fie
   const line = '{"type":"ADDED","object":{"metadata":{"name":"a"},"spec":{"x":';
   assert.deepEqual(peekWatchEvent(line), { type: 'ADDED', name: 'a' });
   assert.throws(() => JSON.parse(line), SyntaxError);
+});
+
+test('a peek of raw bytes reads a decoded prefix when that settles it, and the whole text when it does not', () => {
+  const filler = 'x'.repeat(PEEK_PREFIX_BYTES * 2);
+  const namespaced = `{"kind":"Pod","metadata":{"name":"a","namespace":"n","uid":"u","resourceVersion":"7","labels":{"l":"${filler}"}}}`;
+  let wholeReads = 0;
+  const whole = (text: string) => (): string => {
+    wholeReads++;
+    return text;
+  };
+  assert.deepEqual(peekBytes(Buffer.from(namespaced), peekObject, whole(namespaced)), {
+    name: 'a',
+    namespace: 'n',
+    uid: 'u',
+    resourceVersion: '7',
+  });
+  assert.equal(wholeReads, 0, 'the prefix settled it');
+  // Cluster-scoped: no namespace, so the scanner reads on past the prefix and must see the whole text.
+  const clusterScoped = `{"kind":"Node","metadata":{"name":"a","uid":"u","resourceVersion":"7","labels":{"l":"${filler}"}}}`;
+  assert.deepEqual(peekBytes(Buffer.from(clusterScoped), peekObject, whole(clusterScoped)), {
+    name: 'a',
+    uid: 'u',
+    resourceVersion: '7',
+  });
+  assert.equal(wholeReads, 1);
+  // A name cut by the prefix, in the middle of a multi-byte character.
+  const longName = 'é'.repeat(PEEK_PREFIX_BYTES);
+  const cut = `{"type":"ADDED","object":{"metadata":{"name":"${longName}","namespace":"n","uid":"u","resourceVersion":"7"}}}`;
+  assert.deepEqual(peekBytes(Buffer.from(cut), peekWatchEvent, whole(cut)), {
+    type: 'ADDED',
+    name: longName,
+    namespace: 'n',
+    uid: 'u',
+    resourceVersion: '7',
+  });
+  assert.equal(wholeReads, 2);
 });

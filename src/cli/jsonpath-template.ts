@@ -103,9 +103,10 @@ export function select(path: string, json: unknown): unknown[] {
 /** A selected value as kubectl prints it. */
 export function valueText(value: unknown): string {
   if (typeof value === 'string') return value;
-  if (value === undefined) return '';
-  // Numbers and booleans print as themselves, objects and lists as JSON.
-  return (JSON.stringify(value) as string | undefined) ?? '';
+  // Nothing JSON cannot hold comes from parsed JSON; numbers and booleans print as themselves,
+  // objects and lists as JSON.
+  if (value === undefined || typeof value === 'function' || typeof value === 'symbol') return '';
+  return JSON.stringify(value);
 }
 
 function run(nodes: readonly Node[], current: unknown): string {

@@ -9,7 +9,7 @@
 import { stringify } from 'yaml';
 import type { KubeObject } from '../client/kube-object.js';
 import type { WatcherEvent } from '../watch/watcher-events.js';
-import { diffObjects, formatDiff } from '../raven/diff.js';
+import { diffObjects, formatDiffEntries } from '../raven/diff.js';
 import { redact } from '../raven/redact.js';
 import { paint, type Output } from './output.js';
 import type { ColumnDefinition } from './server-table.js';
@@ -132,6 +132,21 @@ export function summary(object: KubeObject): string {
 }
 
 const EVENT_WIDTH = 9;
+/** Under a table row: this many changed fields, and this many lines of one field's text diff. */
+const BRIEF_ENTRIES = 3;
+const BRIEF_LINES_PER_ENTRY = 12;
+
+/** The first changed fields in full enough to see the change (a text diff's first hunk fits); how many lines were left out. */
+function brief(entries: readonly string[][]): { shown: string[]; left: number } {
+  const shown: string[] = [];
+  let left = 0;
+  entries.forEach((lines, i) => {
+    const keep = i < BRIEF_ENTRIES ? lines.slice(0, BRIEF_LINES_PER_ENTRY) : [];
+    shown.push(...keep);
+    left += lines.length - keep.length;
+  });
+  return { shown, left };
+}
 /** Widest a server column is padded to; longer cells push the rest of their row right. */
 const MAX_COLUMN_WIDTH = 40;
 
@@ -195,7 +210,7 @@ export class WatchPrinter {
       case 'yaml':
         return `---\n${stringify({ type: this.#label(event), ...(previous === undefined ? {} : { diff }), object })}`;
       default:
-        return this.#row(event, object, cells, formatDiff(diff));
+        return this.#row(event, object, cells, formatDiffEntries(diff));
     }
   }
 
@@ -265,7 +280,7 @@ export class WatchPrinter {
     });
   }
 
-  #row(event: Shown, object: KubeObject, cells: readonly unknown[] | undefined, diffLines: string[]): string {
+  #row(event: Shown, object: KubeObject, cells: readonly unknown[] | undefined, entries: string[][]): string {
     const c = this.#c;
     const columns = this.#serverColumns();
     let text = '';
@@ -289,10 +304,10 @@ export class WatchPrinter {
     ];
     text += `${row.join('').trimEnd()}\n`;
     if (c.format.kind === 'diff' || event.type === 'modified') {
-      const shown = c.format.kind === 'diff' ? diffLines : diffLines.slice(0, 3);
+      const { shown, left } = c.format.kind === 'diff' ? { shown: entries.flat(), left: 0 } : brief(entries);
       for (const line of shown) text += `${' '.repeat(EVENT_WIDTH + 1)}${paint(c.output, 'dim', line)}\n`;
-      if (shown.length < diffLines.length)
-        text += `${' '.repeat(EVENT_WIDTH + 1)}${paint(c.output, 'dim', `… ${diffLines.length - shown.length} more (-o diff shows all)`)}\n`;
+      if (left > 0)
+        text += `${' '.repeat(EVENT_WIDTH + 1)}${paint(c.output, 'dim', `… ${left} more (-o diff shows all)`)}\n`;
     }
     return text;
   }

@@ -204,3 +204,41 @@ test('an --output that does not parse exits 2 naming the option and what is vali
   assert.equal(unknown.code, 2, unknown.stderr);
   assert.match(unknown.stderr, /--output must be one of .*jsonpath=TEMPLATE, custom-columns=SPEC; got "xml"/);
 });
+
+test('a change on line 21 of a 40-line ConfigMap value shows as that line, in the table and with -o diff', async (t) => {
+  const plane = await sharedCluster();
+  const ns = await namespaceOn(t, plane);
+  const lines = Array.from({ length: 40 }, (_, i) => `option_${i + 1}: ${'x'.repeat(20)}`);
+  await ok(
+    plane.adminRequest('POST', `/api/v1/namespaces/${ns}/configmaps`, {
+      metadata: { name: 'app' },
+      data: { 'app.yaml': `${lines.join('\n')}\n` },
+    }),
+  );
+  const table = startRaven(['watch', 'cm', 'app', '-n', ns], { kubeconfig: plane.kubeconfig });
+  const diff = startRaven(['watch', 'cm', 'app', '-n', ns, '-o', 'diff'], { kubeconfig: plane.kubeconfig });
+  await watchUntil(t, table, 'the existing row', /^EXISTING\s+app\b/);
+  await watchUntil(t, diff, 'the existing row', /^EXISTING\s+app\b/);
+  const edited = lines.map((l, i) => (i === 20 ? 'option_21: edited' : l));
+  await ok(
+    plane.adminRequest('PATCH', `/api/v1/namespaces/${ns}/configmaps/app`, {
+      data: { 'app.yaml': `${edited.join('\n')}\n` },
+    }),
+  );
+  for (const raven of [table, diff]) {
+    await watchUntil(t, raven, 'the new line', /^\s+\+option_21: edited$/);
+    const at = raven.stdout.findIndex((l) => /^MODIFIED\s+app\b/.test(l));
+    assert.deepEqual(
+      raven.stdout.slice(at + 1, at + 7).map((l) => l.trim()),
+      [
+        'data["app.yaml"]: text changed (40 → 40 lines)',
+        '@@ -18,7 +18,7 @@',
+        `option_18: ${'x'.repeat(20)}`,
+        `option_19: ${'x'.repeat(20)}`,
+        `option_20: ${'x'.repeat(20)}`,
+        `-option_21: ${'x'.repeat(20)}`,
+      ],
+    );
+  }
+  await Promise.all([interrupt(table), interrupt(diff)]);
+});

@@ -222,6 +222,6 @@ test('a change inside a multi-line value reaches the chat as a line diff showing
   });
   const req = await post('slack', event);
   const text = JSON.stringify(req.json);
-  assert.match(text, /data\.script: text changed \(40 → 40 lines\)\\n  @@ -18,7 \+18,7 @@/);
-  assert.match(text, /  -line 21\\n  \+line 21 \(edited\)/);
+  assert.match(text, /data\.script: text changed \(40 → 40 lines\)\\n {2}@@ -18,7 \+18,7 @@/);
+  assert.match(text, / {2}-line 21\\n {2}\+line 21 \(edited\)/);
 });

@@ -19,6 +19,7 @@ import { parseWatchFormat, WatchPrinter, type PrintedObject } from './format-wat
 import { UsageError } from './usage-error.js';
 import { WatchFailures } from './watch-failures.js';
 import { ServerTable } from './server-table.js';
+import { ListProgress } from './list-progress.js';
 
 export const watchUsage = `Usage: raven watch <resource> [name] [options]
 
@@ -147,6 +148,7 @@ export async function watchCommand(argv: string[], deps: WatchCommandDeps): Prom
       printer,
       failures,
       table,
+      resource: resource.resource,
       sinceNow: values['since-now'] === true,
       ...deps,
     });
@@ -157,6 +159,12 @@ export async function watchCommand(argv: string[], deps: WatchCommandDeps): Prom
   }
 }
 
+/**
+ * Objects whose names and cells size the table's columns before the first row prints: enough for
+ * a representative width, few enough that the first line comes with the first page of a big list.
+ */
+const SIZE_COLUMNS_FROM = 100;
+
 /** Print the watcher's events until it ends (0: interrupted) or a failure cannot heal (1). */
 async function follow(
   watcher: ScopedWatcher,
@@ -165,33 +173,50 @@ async function follow(
     failures: WatchFailures;
     table: ServerTable | undefined;
     sinceNow: boolean;
+    /** The resource's plural, for the progress line. */
+    resource: string;
   },
 ): Promise<number> {
   const { output, printer, failures, table } = o;
-  let initial: PrintedObject[] = [];
+  const progress = new ListProgress(output, o.resource);
+  // The first objects are held back to size the columns, then every row prints as it arrives.
+  let held = [] as PrintedObject[] | undefined;
+  const release = async (): Promise<void> => {
+    if (held === undefined) return;
+    printer.sizeColumns(held);
+    const rows = held.map(({ object, cells }) => printer.render({ type: 'initial', object }, cells));
+    held = undefined;
+    await progress.print(rows.join(''));
+  };
   for await (const event of watcher) {
     switch (event.type) {
       case 'initial': {
         const cells = table?.take(event.object);
-        if (!o.sinceNow) initial.push({ object: event.object, cells });
+        await progress.add();
+        if (o.sinceNow) break;
+        if (held === undefined) {
+          await progress.print(printer.render({ type: 'initial', object: event.object }, cells));
+          break;
+        }
+        held.push({ object: event.object, cells });
+        if (held.length >= SIZE_COLUMNS_FROM) await release();
         break;
       }
       case 'synced':
         if (!event.relist) {
-          printer.sizeColumns(initial);
-          for (const { object, cells } of initial)
-            await write(output.out, printer.render({ type: 'initial', object }, cells));
-          initial = [];
+          await release();
+          await progress.finish();
         }
         break;
       case 'added':
       case 'modified':
       case 'deleted':
-        await write(output.out, printer.render(event, table?.take(event.object)));
+        await progress.print(printer.render(event, table?.take(event.object)));
         break;
       case 'error': {
         const verdict = await failures.judge(event.error, event.status);
         if (o.signal.aborted) return 0;
+        await progress.interrupt();
         if (verdict.end) {
           await write(output.err, `${paint(output, 'red', `raven watch: ${verdict.message}`)}\n`);
           return 1;

@@ -9,6 +9,8 @@ missing=()
 command -v openssl >/dev/null || missing+=(openssl)
 command -v curl >/dev/null || missing+=(curl)
 command -v git >/dev/null || missing+=(git)
+# script(1): the CLI's terminal tests run `raven watch` under a pseudo-terminal.
+command -v script >/dev/null || missing+=(bsdutils)
 for pkg in neutron-server octavia-api octavia-worker rabbitmq-server sqlite3 postgresql nats-server redis-server; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'ok installed' || missing+=("$pkg")
 done

@@ -1,17 +1,86 @@
 /**
  * How `raven watch` prints events: a table that grows as changes arrive (default and `wide`),
  * diffs under each modification (`diff`), JSON lines (`json`) or YAML documents (`yaml`).
+ *
+ * The table's columns are the apiserver's own when it printed the objects (see
+ * `server-table.ts`): the priority-0 columns by default, all of them with `wide`. Without them
+ * (a server that answered in the plain form) it falls back to NAME, AGE and a one-word STATUS.
  */
 import { stringify } from 'yaml';
 import type { KubeObject } from '../client/kube-object.js';
 import type { WatcherEvent } from '../watch/watcher-events.js';
-import { diffObjects, formatDiff } from '../raven/diff.js';
+import { diffObjects, formatDiffEntries } from '../raven/diff.js';
 import { redact } from '../raven/redact.js';
 import { paint, type Output } from './output.js';
+import type { ColumnDefinition } from './server-table.js';
+import { UsageError } from './usage-error.js';
+import {
+  columnText,
+  compileTemplate,
+  parseCustomColumns,
+  TemplateError,
+  valueText,
+  type CustomColumn,
+} from './jsonpath-template.js';
 
-export type WatchFormat = 'table' | 'wide' | 'json' | 'yaml' | 'diff';
+export type WatchFormat =
+  | { kind: 'table' | 'wide' | 'json' | 'yaml' | 'diff' | 'name' }
+  | { kind: 'jsonpath'; template: (object: unknown) => string }
+  | { kind: 'custom-columns'; columns: CustomColumn[] };
 
-export const WATCH_FORMATS: readonly WatchFormat[] = ['table', 'wide', 'json', 'yaml', 'diff'];
+/** What `--output` takes, as the usage text and errors name it. */
+export const WATCH_FORMATS: readonly string[] = [
+  'table',
+  'wide',
+  'diff',
+  'json',
+  'yaml',
+  'name',
+  'jsonpath=TEMPLATE',
+  'custom-columns=SPEC',
+];
+
+/** Parse `--output`; throws a UsageError naming the option and what is valid. */
+export function parseWatchFormat(text: string): WatchFormat {
+  const eq = text.indexOf('=');
+  const name = eq < 0 ? text : text.slice(0, eq);
+  const arg = eq < 0 ? undefined : text.slice(eq + 1);
+  try {
+    switch (name) {
+      case 'table':
+      case 'wide':
+      case 'json':
+      case 'yaml':
+      case 'diff':
+      case 'name':
+        if (arg === undefined) return { kind: name };
+        break;
+      case 'jsonpath':
+        if (arg !== undefined && arg !== '') return { kind: 'jsonpath', template: compileTemplate(arg) };
+        throw new UsageError(
+          `--output jsonpath needs a template, e.g. -o jsonpath='{.metadata.name}{"\\n"}'`,
+        );
+      case 'custom-columns':
+        if (arg !== undefined && arg !== '')
+          return { kind: 'custom-columns', columns: parseCustomColumns(arg) };
+        throw new UsageError(
+          '--output custom-columns needs columns, e.g. -o custom-columns=NAME:.metadata.name',
+        );
+    }
+  } catch (err) {
+    if (err instanceof TemplateError) throw new UsageError(`--output ${name}: ${err.message}`);
+    throw err;
+  }
+  throw new UsageError(`--output must be one of ${WATCH_FORMATS.join(', ')}; got "${text}"`);
+}
+
+/** `configmap/web`, `deployment.apps/web`: the resource-qualified name kubectl's -o name prints. */
+export function qualifiedObjectName(object: KubeObject): string {
+  const apiVersion = object.apiVersion ?? '';
+  const group = apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
+  const kind = (object.kind ?? '').toLowerCase();
+  return `${group === '' ? kind : `${kind}.${group}`}/${object.metadata?.name ?? ''}`;
+}
 
 export interface FormatContext {
   output: Output;
@@ -20,6 +89,14 @@ export interface FormatContext {
   namespaced: boolean;
   resource: string;
   now: () => number;
+  /** The server's column definitions, once known (undefined: the fallback columns). */
+  columns?: () => readonly ColumnDefinition[] | undefined;
+}
+
+/** An object with the cells the server printed for it, when it did. */
+export interface PrintedObject {
+  object: KubeObject;
+  cells?: readonly unknown[];
 }
 
 type Shown = Extract<WatcherEvent, { type: 'initial' | 'added' | 'modified' | 'deleted' }>;
@@ -55,6 +132,29 @@ export function summary(object: KubeObject): string {
 }
 
 const EVENT_WIDTH = 9;
+/** Under a table row: this many changed fields, and this many lines of one field's text diff. */
+const BRIEF_ENTRIES = 3;
+const BRIEF_LINES_PER_ENTRY = 12;
+
+/** The first changed fields in full enough to see the change (a text diff's first hunk fits); how many lines were left out. */
+function brief(entries: readonly string[][]): { shown: string[]; left: number } {
+  const shown: string[] = [];
+  let left = 0;
+  entries.forEach((lines, i) => {
+    const keep = i < BRIEF_ENTRIES ? lines.slice(0, BRIEF_LINES_PER_ENTRY) : [];
+    shown.push(...keep);
+    left += lines.length - keep.length;
+  });
+  return { shown, left };
+}
+/** Widest a server column is padded to; longer cells push the rest of their row right. */
+const MAX_COLUMN_WIDTH = 40;
+
+/** A cell as kubectl shows it: `<none>` for null, one line. */
+export function cellText(cell: unknown): string {
+  if (cell === null || cell === undefined) return '<none>';
+  return valueText(cell).replace(/\s*\n\s*/g, ' ');
+}
 
 function pad(text: string, width: number): string {
   return text.length >= width ? `${text} ` : text.padEnd(width + 1);
@@ -65,34 +165,52 @@ export class WatchPrinter {
   #headerDone = false;
   #nameWidth = 30;
   #nsWidth = 16;
+  readonly #cellWidths: number[] = [];
 
   constructor(context: FormatContext) {
     this.#c = context;
   }
 
   /** Size the columns from the first objects (the table does not re-align later, as a stream cannot). */
-  sizeColumns(objects: readonly KubeObject[]): void {
-    for (const o of objects) {
+  sizeColumns(rows: readonly PrintedObject[]): void {
+    for (const row of rows) {
+      const o = row.object;
+      let cells = row.cells;
       this.#nameWidth = Math.min(63, Math.max(this.#nameWidth, (o.metadata?.name ?? '').length));
       this.#nsWidth = Math.min(63, Math.max(this.#nsWidth, (o.metadata?.namespace ?? '').length));
+      const format = this.#c.format;
+      if (format.kind === 'custom-columns') cells = format.columns.map((column) => columnText(column, o));
+      cells?.forEach((cell, i) => {
+        const width = Math.min(MAX_COLUMN_WIDTH, cellText(cell).length);
+        this.#cellWidths[i] = Math.max(this.#cellWidths[i] ?? 0, width);
+      });
     }
   }
 
   /** The text for one event ('' for nothing to print). */
-  render(event: Shown): string {
+  render(event: Shown, cells?: readonly unknown[]): string {
     const object = redact(event.object, this.#c.resource);
     const previous =
       event.type === 'modified' && event.previous !== undefined
         ? redact(event.previous, this.#c.resource)
         : undefined;
     const diff = previous === undefined ? [] : diffObjects(previous, object);
-    switch (this.#c.format) {
+    const format = this.#c.format;
+    switch (format.kind) {
+      case 'name':
+        return `${qualifiedObjectName(object)}\n`;
+      case 'jsonpath': {
+        const text = format.template(object);
+        return text === '' || text.endsWith('\n') ? text : `${text}\n`;
+      }
+      case 'custom-columns':
+        return this.#customRow(format.columns, object);
       case 'json':
         return `${JSON.stringify({ type: this.#label(event), object, ...(previous === undefined ? {} : { diff }) })}\n`;
       case 'yaml':
         return `---\n${stringify({ type: this.#label(event), ...(previous === undefined ? {} : { diff }), object })}`;
       default:
-        return this.#row(event, object, formatDiff(diff));
+        return this.#row(event, object, cells, formatDiffEntries(diff));
     }
   }
 
@@ -102,20 +220,73 @@ export class WatchPrinter {
     return event.type.toUpperCase();
   }
 
-  #row(event: Shown, object: KubeObject, diffLines: string[]): string {
-    const c = this.#c;
+  /** A row of the user's columns (a header first): the values only, no event label, as kubectl prints them. */
+  #customRow(columns: readonly CustomColumn[], object: KubeObject): string {
+    const widths = columns.map((column, i) => Math.max(column.header.length, this.#cellWidths[i] ?? 0));
+    const line = (texts: string[]): string =>
+      `${texts.map((t, i) => (i === texts.length - 1 ? t : pad(t, widths[i] ?? 0))).join('')}\n`;
     let text = '';
     if (!this.#headerDone) {
       this.#headerDone = true;
-      const header = [
-        pad('EVENT', EVENT_WIDTH),
-        c.namespaced ? pad('NAMESPACE', this.#nsWidth) : '',
-        pad('NAME', this.#nameWidth),
-        pad('AGE', 6),
-        'STATUS',
-        c.format === 'wide' ? '  CHANGES' : '',
+      text += line(columns.map((c) => c.header));
+    }
+    return text + line(columns.map((column) => columnText(column, object)));
+  }
+
+  /** The server's columns this format shows, with their positions in a row's cells. */
+  #serverColumns(): { def: ColumnDefinition; index: number }[] | undefined {
+    const defs = this.#c.columns?.();
+    if (defs === undefined || defs.length === 0) return undefined;
+    const wide = this.#c.format.kind === 'wide';
+    return defs.map((def, index) => ({ def, index })).filter(({ def }) => wide || def.priority === 0);
+  }
+
+  #header(columns: { def: ColumnDefinition; index: number }[] | undefined): string[] {
+    const c = this.#c;
+    const lead = [pad('EVENT', EVENT_WIDTH), c.namespaced ? pad('NAMESPACE', this.#nsWidth) : ''];
+    if (columns === undefined) return [...lead, pad('NAME', this.#nameWidth), pad('AGE', 6), 'STATUS'];
+    return [
+      ...lead,
+      ...columns.map(({ def, index }) => pad(def.name.toUpperCase(), this.#width(def, index))),
+    ];
+  }
+
+  #width(def: ColumnDefinition, index: number): number {
+    if (def.format === 'name') return this.#nameWidth;
+    return Math.max(def.name.length, this.#cellWidths[index] ?? 0);
+  }
+
+  #cells(
+    object: KubeObject,
+    cells: readonly unknown[] | undefined,
+    columns: { def: ColumnDefinition; index: number }[] | undefined,
+  ): string[] {
+    const c = this.#c;
+    if (columns === undefined)
+      return [
+        pad(object.metadata?.name ?? '', this.#nameWidth),
+        pad(age(object.metadata?.creationTimestamp, c.now()), 6),
+        summary(object),
       ];
-      text += `${paint(c.output, 'bold', header.join('').trimEnd())}\n`;
+    // No cells: a state the server did not print (a tombstone after a relist); the name still shows.
+    return columns.map(({ def, index }) => {
+      const text =
+        cells === undefined
+          ? def.format === 'name'
+            ? (object.metadata?.name ?? '')
+            : ''
+          : cellText(cells[index]);
+      return pad(text, this.#width(def, index));
+    });
+  }
+
+  #row(event: Shown, object: KubeObject, cells: readonly unknown[] | undefined, entries: string[][]): string {
+    const c = this.#c;
+    const columns = this.#serverColumns();
+    let text = '';
+    if (!this.#headerDone) {
+      this.#headerDone = true;
+      text += `${paint(c.output, 'bold', this.#header(columns).join('').trimEnd())}\n`;
     }
     const label = this.#label(event);
     const style =
@@ -126,24 +297,17 @@ export class WatchPrinter {
           : event.type === 'modified'
             ? 'yellow'
             : 'dim';
-    const cells = [
+    const row = [
       paint(c.output, style, pad(label, EVENT_WIDTH)),
       c.namespaced ? pad(object.metadata?.namespace ?? '', this.#nsWidth) : '',
-      pad(object.metadata?.name ?? '', this.#nameWidth),
-      pad(age(object.metadata?.creationTimestamp, c.now()), 6),
-      summary(object),
+      ...this.#cells(object, cells, columns),
     ];
-    if (c.format === 'wide' && diffLines.length > 0) {
-      cells.push(
-        `  ${diffLines.length === 1 ? (diffLines[0] ?? '') : `${diffLines[0] ?? ''} (+${diffLines.length - 1} more)`}`,
-      );
-    }
-    text += `${cells.join('').trimEnd()}\n`;
-    if (c.format === 'diff' || (c.format === 'table' && event.type === 'modified')) {
-      const shown = c.format === 'diff' ? diffLines : diffLines.slice(0, 3);
+    text += `${row.join('').trimEnd()}\n`;
+    if (c.format.kind === 'diff' || event.type === 'modified') {
+      const { shown, left } = c.format.kind === 'diff' ? { shown: entries.flat(), left: 0 } : brief(entries);
       for (const line of shown) text += `${' '.repeat(EVENT_WIDTH + 1)}${paint(c.output, 'dim', line)}\n`;
-      if (shown.length < diffLines.length)
-        text += `${' '.repeat(EVENT_WIDTH + 1)}${paint(c.output, 'dim', `… ${diffLines.length - shown.length} more (-o diff shows all)`)}\n`;
+      if (left > 0)
+        text += `${' '.repeat(EVENT_WIDTH + 1)}${paint(c.output, 'dim', `… ${left} more (-o diff shows all)`)}\n`;
     }
     return text;
   }

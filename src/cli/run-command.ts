@@ -10,6 +10,7 @@ import { defaultRavenConfig } from '../raven/config/default-raven-config.js';
 import { createLogger } from '../raven/logging.js';
 import { write, type Output } from './output.js';
 import { UsageError } from './usage-error.js';
+import { RavenError } from '../errors/raven-error.js';
 
 export const runUsage = `Usage: raven run [-c raven.yaml] [options]
 
@@ -20,6 +21,8 @@ Options:
       --kubeconfig FILE  overrides the config's kubeconfig
       --context NAME     overrides the config's context
       --log-level LEVEL  trace | debug | info | warn | error (overrides the config)
+      --port PORT        the health and metrics server's port (overrides server.port; default 9479, 0 picks a free one)
+      --listen ADDR:PORT its address and port, e.g. 0.0.0.0:9479 or [::1]:9479 (overrides server.address and server.port)
   -h, --help             this help
 
 Logs go to stderr (JSON, or readable lines on a terminal); a stdout sink writes events to stdout.
@@ -38,6 +41,8 @@ export async function runCommand(
       kubeconfig: { type: 'string' },
       context: { type: 'string' },
       'log-level': { type: 'string' },
+      port: { type: 'string' },
+      listen: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -57,6 +62,12 @@ export async function runCommand(
         });
   if (values.kubeconfig !== undefined) config.kubeconfig = values.kubeconfig;
   if (values.context !== undefined) config.context = values.context;
+  if (values.listen !== undefined && values.port !== undefined)
+    throw new UsageError('use either --listen ADDRESS:PORT or --port PORT, not both');
+  if (values.listen !== undefined)
+    Object.assign(config.server, parseListen(values.listen), { enabled: true });
+  if (values.port !== undefined)
+    Object.assign(config.server, { port: parsePort(values.port, '--port'), enabled: true });
   const level = values['log-level'] ?? config.logLevel;
   if (!['trace', 'debug', 'info', 'warn', 'error'].includes(level)) {
     throw new UsageError(`--log-level must be one of trace, debug, info, warn, error; got "${level}"`);
@@ -73,8 +84,34 @@ export async function runCommand(
     logger,
     ...(values.config === undefined ? {} : { configFile: values.config }),
   });
-  await daemon.run(deps.signal);
+  try {
+    await daemon.run(deps.signal);
+  } catch (err) {
+    if (err instanceof RavenError && err.code === 'ERR_ADDRESS_IN_USE')
+      throw new RavenError(err.code, `${err.message}, or use raven run --port PORT / --listen ADDRESS:PORT`, {
+        cause: err,
+      });
+    throw err;
+  }
   logger.info({}, 'stopped');
   logger.flush();
   return 0;
+}
+
+function parsePort(text: string, flag: string): number {
+  const port = /^\d{1,5}$/.test(text) ? Number(text) : NaN;
+  if (!(port >= 0 && port <= 65_535))
+    throw new UsageError(`${flag} must be a port from 0 to 65535 (0 picks a free one); got "${text}"`);
+  return port;
+}
+
+/** `0.0.0.0:9479`, `[::1]:9479`, `localhost:9479`. */
+function parseListen(text: string): { address: string; port: number } {
+  const match = /^(?:\[([^\]]+)\]|([^:[\]]+)):([^:]*)$/.exec(text);
+  const address = match?.[1] ?? match?.[2];
+  if (match === null || address === undefined)
+    throw new UsageError(
+      `--listen must be ADDRESS:PORT, e.g. 127.0.0.1:9479, 0.0.0.0:9479 or [::1]:9479; got "${text}"`,
+    );
+  return { address, port: parsePort(match[3] ?? '', '--listen') };
 }

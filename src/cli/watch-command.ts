@@ -13,12 +13,13 @@ import { Discovery } from '../client/discovery.js';
 import { parseFieldSelector } from '../watch/scope/field-selector.js';
 import { parseLabelSelector } from '../watch/scope/parse-label-selector.js';
 import { watchResource, type ScopedWatcher } from '../watch/watch-resource.js';
-import type { KubeObject } from '../client/kube-object.js';
 import { qualifiedName } from '../client/api-resource.js';
 import { paint, write, type Output } from './output.js';
-import { WatchPrinter, WATCH_FORMATS, type WatchFormat } from './format-watch.js';
+import { parseWatchFormat, WatchPrinter, type PrintedObject } from './format-watch.js';
 import { UsageError } from './usage-error.js';
 import { WatchFailures } from './watch-failures.js';
+import { ServerTable } from './server-table.js';
+import { ListProgress } from './list-progress.js';
 
 export const watchUsage = `Usage: raven watch <resource> [name] [options]
 
@@ -34,7 +35,10 @@ Options:
   -A, --all-namespaces     every namespace
   -l, --selector SEL       label selector: app=web, tier in (a,b), !canary
       --field-selector SEL field selector: status.phase=Running
-  -o, --output FORMAT      table (default) | wide | diff | json | yaml
+  -o, --output FORMAT      table (default): the server's columns | wide: and its wide ones
+                           diff: every change in full | json | yaml | name: kind/name
+                           jsonpath=TEMPLATE: kubectl's syntax, e.g. '{.metadata.name}{"\\t"}{.status.phase}'
+                           custom-columns=HEADER:PATH,...: e.g. NAME:.metadata.name,IMAGE:.spec.containers[*].image
       --since-now          skip the objects that exist now; show only changes from now on
       --show-managed-fields  keep metadata.managedFields (dropped by default)
       --wait-for-rbac      on 403 Forbidden, report it once and keep retrying until access is
@@ -88,9 +92,7 @@ export async function watchCommand(argv: string[], deps: WatchCommandDeps): Prom
   if (resourceName === undefined)
     throw new UsageError('raven watch needs a resource, e.g. `raven watch pods`');
   if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
-  const format = (values.output ?? 'table') as WatchFormat;
-  if (!WATCH_FORMATS.includes(format))
-    throw new UsageError(`--output must be one of ${WATCH_FORMATS.join(', ')}; got "${format}"`);
+  const format = parseWatchFormat(values.output ?? 'table');
   if (values['all-namespaces'] === true && values.namespace !== undefined)
     throw new UsageError('use either -A or -n, not both');
   // Validate selectors before any request, with errors that point at the position.
@@ -113,8 +115,11 @@ export async function watchCommand(argv: string[], deps: WatchCommandDeps): Prom
       values['all-namespaces'] === true ? undefined : (values.namespace ?? [client.namespace]);
     const allNamespaces =
       namespaces === undefined || namespaces.some((n) => /[*?!]/.test(n)) || namespaces.length > 1;
+    // Rows need the server's columns; the other formats print from the objects (the plain form).
+    const rows = format.kind === 'table' || format.kind === 'wide' || format.kind === 'diff';
+    const table = rows ? new ServerTable() : undefined;
     watcher = watchResource({
-      transport: client,
+      transport: table?.transport(client) ?? client,
       resource,
       namespaces,
       labelSelector,
@@ -137,8 +142,16 @@ export async function watchCommand(argv: string[], deps: WatchCommandDeps): Prom
       namespaced: resource.namespaced && allNamespaces,
       resource: resource.resource,
       now: () => Date.now(),
+      columns: () => table?.columns,
     });
-    return await follow(watcher, { printer, failures, sinceNow: values['since-now'] === true, ...deps });
+    return await follow(watcher, {
+      printer,
+      failures,
+      table,
+      resource: resource.resource,
+      sinceNow: values['since-now'] === true,
+      ...deps,
+    });
   } finally {
     // Stop the requests first, then the connections, so the process can exit at once.
     watcher?.close();
@@ -146,33 +159,64 @@ export async function watchCommand(argv: string[], deps: WatchCommandDeps): Prom
   }
 }
 
+/**
+ * Objects whose names and cells size the table's columns before the first row prints: enough for
+ * a representative width, few enough that the first line comes with the first page of a big list.
+ */
+const SIZE_COLUMNS_FROM = 100;
+
 /** Print the watcher's events until it ends (0: interrupted) or a failure cannot heal (1). */
 async function follow(
   watcher: ScopedWatcher,
-  o: WatchCommandDeps & { printer: WatchPrinter; failures: WatchFailures; sinceNow: boolean },
+  o: WatchCommandDeps & {
+    printer: WatchPrinter;
+    failures: WatchFailures;
+    table: ServerTable | undefined;
+    sinceNow: boolean;
+    /** The resource's plural, for the progress line. */
+    resource: string;
+  },
 ): Promise<number> {
-  const { output, printer, failures } = o;
-  let initial: KubeObject[] = [];
+  const { output, printer, failures, table } = o;
+  const progress = new ListProgress(output, o.resource);
+  // The first objects are held back to size the columns, then every row prints as it arrives.
+  let held = [] as PrintedObject[] | undefined;
+  const release = async (): Promise<void> => {
+    if (held === undefined) return;
+    printer.sizeColumns(held);
+    const rows = held.map(({ object, cells }) => printer.render({ type: 'initial', object }, cells));
+    held = undefined;
+    await progress.print(rows.join(''));
+  };
   for await (const event of watcher) {
     switch (event.type) {
-      case 'initial':
-        if (!o.sinceNow) initial.push(event.object);
+      case 'initial': {
+        const cells = table?.take(event.object);
+        await progress.add();
+        if (o.sinceNow) break;
+        if (held === undefined) {
+          await progress.print(printer.render({ type: 'initial', object: event.object }, cells));
+          break;
+        }
+        held.push({ object: event.object, cells });
+        if (held.length >= SIZE_COLUMNS_FROM) await release();
         break;
+      }
       case 'synced':
         if (!event.relist) {
-          printer.sizeColumns(initial);
-          for (const object of initial) await write(output.out, printer.render({ type: 'initial', object }));
-          initial = [];
+          await release();
+          await progress.finish();
         }
         break;
       case 'added':
       case 'modified':
       case 'deleted':
-        await write(output.out, printer.render(event));
+        await progress.print(printer.render(event, table?.take(event.object)));
         break;
       case 'error': {
         const verdict = await failures.judge(event.error, event.status);
         if (o.signal.aborted) return 0;
+        await progress.interrupt();
         if (verdict.end) {
           await write(output.err, `${paint(output, 'red', `raven watch: ${verdict.message}`)}\n`);
           return 1;

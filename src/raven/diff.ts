@@ -8,7 +8,12 @@
  * objects that all carry a `name` (containers, ports, env, conditions by `type`) are matched by that
  * name rather than position, so inserting one item does not report every later item as changed;
  * such items are addressed as `containers[name=web]`.
+ *
+ * Printed ({@link formatDiff}), a changed multi-line string (a ConfigMap's file, a script) is a
+ * line diff inside the value, with `@@` hunks and 3 lines of context, and a long one-line string
+ * is shown around its first difference: no value is cut before the part that changed.
  */
+import { structuredPatch } from 'diff';
 import type { DiffEntry } from './change-event.js';
 
 /** Paths left out by default. A trailing `.*` matches everything below. */
@@ -137,20 +142,82 @@ export function touches(diff: readonly DiffEntry[], prefix: string): boolean {
   );
 }
 
-/** One line per entry: `spec.replicas: 2 → 3`. */
-export function formatDiff(diff: readonly DiffEntry[]): string[] {
-  const show = (v: unknown): string => {
-    const text = v === undefined ? 'undefined' : JSON.stringify(v);
-    return text.length > 120 ? `${text.slice(0, 117)}...` : text;
+/** Longest value shown whole on one line; longer ones are cut around what changed. */
+const MAX_VALUE_CHARS = 120;
+/** Characters of unchanged text shown on each side of a change inside a long one-line string. */
+const AROUND_CHARS = 40;
+/** Lines of unchanged context around each change inside a multi-line string, as `diff -u` shows. */
+const CONTEXT_LINES = 3;
+
+function show(value: unknown): string {
+  const text = value === undefined ? 'undefined' : JSON.stringify(value);
+  return text.length > MAX_VALUE_CHARS ? `${text.slice(0, MAX_VALUE_CHARS - 3)}...` : text;
+}
+
+/** Two long one-line strings, each cut to the stretch around their first difference. */
+function aroundChange(before: string, after: string): [string, string] {
+  const a = JSON.stringify(before);
+  const b = JSON.stringify(after);
+  let start = 0;
+  while (start < a.length && a[start] === b[start]) start++;
+  let end = 0;
+  while (end < a.length - start && end < b.length - start && a[a.length - 1 - end] === b[b.length - 1 - end])
+    end++;
+  const cut = (text: string): string => {
+    const from = Math.max(0, start - AROUND_CHARS);
+    const changedEnd = text.length - end;
+    const to = Math.min(text.length, Math.max(changedEnd, start) + AROUND_CHARS, from + MAX_VALUE_CHARS * 2);
+    return `${from > 0 ? '…' : ''}${text.slice(from, to)}${to < text.length ? '…' : ''}`;
   };
+  return [cut(a), cut(b)];
+}
+
+/** The lines of a change inside a multi-line string: a summary, then `@@` hunks. */
+function lineDiff(path: string, before: string, after: string): string[] {
+  const patch = structuredPatch('', '', before, after, '', '', { context: CONTEXT_LINES });
+  const count = (text: string): number => text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
+  const out = [`${path}: text changed (${count(before)} → ${count(after)} lines)`];
+  for (const hunk of patch.hunks) {
+    out.push(`  @@ -${hunk.oldStart},${hunk.oldLines} +${hunk.newStart},${hunk.newLines} @@`);
+    // jsdiff marks a missing final newline with a `\` line; the summary already says enough.
+    for (const line of hunk.lines) if (!line.startsWith('\\')) out.push(`  ${line}`);
+  }
+  return out;
+}
+
+/**
+ * The lines of each entry: one line (`spec.replicas: 2 → 3`), or for a changed multi-line string
+ * a summary line and its hunks.
+ */
+export function formatDiffEntries(diff: readonly DiffEntry[]): string[][] {
   return diff.map((d) => {
     switch (d.op) {
       case 'add':
-        return `${d.path}: + ${show(d.new)}`;
+        return [`${d.path}: + ${show(d.new)}`];
       case 'remove':
-        return `${d.path}: - ${show(d.old)}`;
-      case 'replace':
-        return `${d.path}: ${show(d.old)} → ${show(d.new)}`;
+        return [`${d.path}: - ${show(d.old)}`];
+      case 'replace': {
+        const { old: a, new: b } = d;
+        if (typeof a === 'string' && typeof b === 'string') {
+          if (a.includes('\n') || b.includes('\n')) return lineDiff(d.path, a, b);
+          if (JSON.stringify(a).length > MAX_VALUE_CHARS || JSON.stringify(b).length > MAX_VALUE_CHARS) {
+            const [x, y] = aroundChange(a, b);
+            return [`${d.path}: ${x} → ${y}`];
+          }
+        }
+        return [`${d.path}: ${show(a)} → ${show(b)}`];
+      }
     }
   });
+}
+
+/**
+ * The diff as lines: `spec.replicas: 2 → 3`, and line diffs inside changed multi-line strings.
+ *
+ * @example
+ * formatDiff([{ path: 'data.conf', op: 'replace', old: 'a\nb\n', new: 'a\nc\n' }]);
+ * // => ['data.conf: text changed (2 → 2 lines)', '  @@ -1,2 +1,2 @@', '   a', '  -b', '  +c']
+ */
+export function formatDiff(diff: readonly DiffEntry[]): string[] {
+  return formatDiffEntries(diff).flat();
 }

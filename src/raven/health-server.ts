@@ -5,6 +5,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import { RavenError } from '../errors/raven-error.js';
 
 export interface Readiness {
   ready: boolean;
@@ -54,7 +55,26 @@ export class HealthServer {
         .end('not found: try /healthz, /readyz or /metrics\n');
     });
     await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
+      server.once('error', (err: NodeJS.ErrnoException) => {
+        const where = `${options.address}:${options.port}`;
+        if (err.code === 'EADDRINUSE')
+          reject(
+            new RavenError(
+              'ERR_ADDRESS_IN_USE',
+              `cannot serve /healthz, /readyz and /metrics on ${where}: the port is in use by another program; set server.port (0 picks a free port) or server.enabled: false`,
+              { cause: err },
+            ),
+          );
+        else if (err.code === 'EADDRNOTAVAIL' || err.code === 'EACCES')
+          reject(
+            new RavenError(
+              'ERR_ADDRESS_IN_USE',
+              `cannot serve /healthz, /readyz and /metrics on ${where}: ${err.code === 'EACCES' ? 'permission denied (ports below 1024 need privileges)' : 'no such address on this machine'}; set server.address and server.port`,
+              { cause: err },
+            ),
+          );
+        else reject(err);
+      });
       server.listen(options.port, options.address, () => resolve());
     });
     return new HealthServer(server);

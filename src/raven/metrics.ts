@@ -98,7 +98,18 @@ export class RavenMetrics {
       'Seconds since the last event or bookmark.',
       (s) => s.secondsSinceLastEvent,
     );
-    statusGauge('raven_watcher_reconnects', 'Watch streams reopened since start.', (s) => s.reconnects);
+    // A counter (cumulative since the watcher started; it restarts from 0 with a new watcher,
+    // which Prometheus' rate() reads as a counter reset).
+    new Counter({
+      name: 'raven_watcher_reconnects_total',
+      help: 'Watch streams reopened since start.',
+      labelNames: ['watcher'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [watcher, status] of watcherStatus()) this.inc({ watcher }, status.reconnects);
+      },
+    });
     statusGauge('raven_watcher_failing', '1 while the watcher is failing (see logs for the Status).', (s) =>
       s.phase === 'failing' ? 1 : 0,
     );

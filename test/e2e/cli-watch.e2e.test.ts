@@ -109,7 +109,8 @@ test('raven watch prints existing objects, then added, modified with its diff, a
   assert.equal(await table.stop(), 0, 'Ctrl-C exits 0');
   assert.equal(await json.stop(), 0);
 
-  assert.match(table.lines[0] ?? '', /^EVENT\s+NAME\s+AGE\s+STATUS$/);
+  // The server's columns for ConfigMaps (the Table form), after the event column.
+  assert.match(table.lines[0] ?? '', /^EVENT\s+NAME\s+DATA\s+AGE$/);
   // kube-root-ca.crt is put in every namespace by the controller-manager, before or after we start.
   const rows = table.lines
     .filter((l) => /^\S/.test(l))
@@ -161,6 +162,9 @@ test('raven watch fails clearly for an unknown resource, a bad selector and a ba
   assert.match(selector.stderr, /invalid label selector "app in \(a" at position 9/);
   const flag = await runOnce(plane.kubeconfig, ['watch', 'pods', '-o', 'xml']);
   assert.equal(flag.code, 2);
-  assert.match(flag.stderr, /--output must be one of table, wide, json, yaml, diff; got "xml"/);
+  assert.match(
+    flag.stderr,
+    /--output must be one of table, wide, diff, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC; got "xml"/,
+  );
   assert.match(flag.stderr, /Usage: raven watch/);
 });

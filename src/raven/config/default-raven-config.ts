@@ -11,7 +11,7 @@
  *   and would double the output. Pods, jobs and services keep them: a pod's phase and restarts, a
  *   job's completion and a load balancer's address are the news.
  * - `initial: none`: starting raven does not print every existing object.
- * - The health server listens on 127.0.0.1:9090, as it does by default with a file.
+ * - The health server listens on 127.0.0.1:9479, as it does by default with a file.
  */
 import { finalizeConfig } from './finalize-config.js';
 import { ravenConfigSchema, type RavenConfig } from './raven-config-schema.js';

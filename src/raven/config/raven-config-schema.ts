@@ -35,11 +35,18 @@ const checkpointSchema = z.preprocess(
   ]),
 );
 
+/**
+ * The health and metrics server's default port: not 9090 (Prometheus' own, so a daemon started
+ * beside a local Prometheus would not start) nor the ports of its common companions (9091
+ * Pushgateway, 9093 Alertmanager, 9100 node exporter).
+ */
+export const DEFAULT_SERVER_PORT = 9479;
+
 const serverSchema = strictObject({
   enabled: z.boolean().default(true),
   address: listenAddressSchema.default('127.0.0.1'),
   /** 0 picks any free port (the daemon logs which). */
-  port: expecting(z.int().min(0).max(65_535), 'an integer from 0 to 65535').default(9090),
+  port: expecting(z.int().min(0).max(65_535), 'an integer from 0 to 65535').default(DEFAULT_SERVER_PORT),
 });
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;

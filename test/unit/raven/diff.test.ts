@@ -83,3 +83,52 @@ test('[*] in an ignore pattern stands for any list item', () => {
     { path: 'status.conditions[type=Ready].status', op: 'replace', old: 'True', new: 'False' },
   ]);
 });
+
+/** A 40-line file, with line 21 replaced when `changed`. */
+function configFile(changed: boolean): string {
+  const lines = Array.from({ length: 40 }, (_, i) => `setting_${i + 1} = ${i + 1}`);
+  if (changed) lines[20] = 'setting_21 = 2100';
+  return `${lines.join('\n')}\n`;
+}
+
+test('a change inside a multi-line string is a line diff with an @@ hunk and 3 lines of context', () => {
+  const diff = diffObjects(
+    { data: { 'app.conf': configFile(false) } },
+    { data: { 'app.conf': configFile(true) } },
+  );
+  assert.deepEqual(formatDiff(diff), [
+    'data["app.conf"]: text changed (40 → 40 lines)',
+    '  @@ -18,7 +18,7 @@',
+    '   setting_18 = 18',
+    '   setting_19 = 19',
+    '   setting_20 = 20',
+    '  -setting_21 = 21',
+    '  +setting_21 = 2100',
+    '   setting_22 = 22',
+    '   setting_23 = 23',
+    '   setting_24 = 24',
+  ]);
+});
+
+test('separate changes in one string get separate hunks; added lines count in the summary', () => {
+  const before = configFile(false);
+  const after = before
+    .replace('setting_2 = 2\n', 'setting_2 = 20\n')
+    .replace('setting_39 = 39\n', 'setting_39 = 39\nextra = 1\n');
+  const lines = formatDiff([{ path: 'data.f', op: 'replace', old: before, new: after }]);
+  assert.equal(lines[0], 'data.f: text changed (40 → 41 lines)');
+  assert.deepEqual(
+    lines.filter((l) => l.startsWith('  @@')),
+    ['  @@ -1,5 +1,5 @@', '  @@ -37,4 +37,5 @@'],
+  );
+  assert.ok(lines.includes('  +extra = 1'));
+});
+
+test('a long one-line string is shown around its first difference, never cut before it', () => {
+  const head = 'a'.repeat(300);
+  const [line] = formatDiff([
+    { path: 'spec.token', op: 'replace', old: `${head}OLD${head}`, new: `${head}NEW${head}` },
+  ]);
+  assert.match(line ?? '', /^spec\.token: …a{40}OLD.*a{40}… → …a{40}NEW.*a{40}…$/);
+  assert.ok((line ?? '').length < 300);
+});

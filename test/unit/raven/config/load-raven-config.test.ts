@@ -41,7 +41,7 @@ function errorsOf(source: string, env: Record<string, string> = {}): readonly Co
 test('a minimal config gets every default', () => {
   const config = parseRavenConfig(minimal, options);
   assert.equal(config.logLevel, 'info');
-  assert.deepEqual(config.server, { enabled: true, address: '127.0.0.1', port: 9090 });
+  assert.deepEqual(config.server, { enabled: true, address: '127.0.0.1', port: 9479 });
   assert.deepEqual(config.checkpoint, { type: 'memory' });
   assert.deepEqual(config.leaderElection, {
     enabled: false,

@@ -213,3 +213,15 @@ test('an unknown platform is a config error listing the valid ones', () => {
     /sinks\.c\.platform.*slack, mattermost, teams, discord/,
   );
 });
+
+test('a change inside a multi-line value reaches the chat as a line diff showing the changed line', async () => {
+  const lines = Array.from({ length: 40 }, (_, i) => `line ${i + 1}`);
+  const changed = lines.map((l, i) => (i === 20 ? 'line 21 (edited)' : l));
+  const event = sampleEvent({
+    diff: [{ path: 'data.script', op: 'replace', old: lines.join('\n'), new: changed.join('\n') }],
+  });
+  const req = await post('slack', event);
+  const text = JSON.stringify(req.json);
+  assert.match(text, /data\.script: text changed \(40 → 40 lines\)\\n {2}@@ -18,7 \+18,7 @@/);
+  assert.match(text, / {2}-line 21\\n {2}\+line 21 \(edited\)/);
+});

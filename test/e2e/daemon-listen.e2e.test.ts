@@ -1,0 +1,63 @@
+/**
+ * Where `raven run` serves /healthz, /readyz and /metrics, as a process against the real control
+ * plane: `--port` and `--listen` override the config, a busy port ends the daemon with status 1
+ * and a message naming the flags and the config field, a bad flag is a usage error (status 2),
+ * and the reconnect count is a Prometheus counter with `_total`.
+ */
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { sharedCluster } from '../harness/test-cluster.js';
+import { healthUrl, httpGet, runRaven, startRaven, until } from './daemon-process.js';
+
+/** A port something else already listens on, for as long as the test runs. */
+async function busyPort(t: TestContext): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => server.close());
+  return (server.address() as AddressInfo).port;
+}
+
+test('raven run on a port in use exits 1 naming the port, --port, --listen and server.port', async (t) => {
+  const plane = await sharedCluster();
+  const port = await busyPort(t);
+  const run = await runRaven(['run', '--port', String(port)], { kubeconfig: plane.kubeconfig });
+  assert.equal(run.code, 1, run.stderr);
+  assert.match(
+    run.stderr,
+    new RegExp(
+      `cannot serve /healthz, /readyz and /metrics on 127\\.0\\.0\\.1:${port}: the port is in use by another program; set server\\.port \\(0 picks a free port\\) or server\\.enabled: false, or use raven run --port PORT / --listen ADDRESS:PORT`,
+    ),
+  );
+});
+
+test('raven run --listen serves there, and /metrics has raven_watcher_reconnects_total as a counter', async (t) => {
+  const plane = await sharedCluster();
+  const raven = startRaven(['run', '--listen', '127.0.0.1:0'], { kubeconfig: plane.kubeconfig });
+  t.after(() => raven.kill('SIGKILL'));
+  const url = await healthUrl(raven);
+  assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
+  let metrics = '';
+  await until(
+    'a reconnect sample per watcher',
+    async () => {
+      metrics = (await httpGet(`${url}/metrics`)).body;
+      return /^raven_watcher_reconnects_total\{watcher="[^"]+"\} \d+$/m.test(metrics);
+    },
+    { show: () => metrics },
+  );
+  assert.match(metrics, /^# TYPE raven_watcher_reconnects_total counter$/m);
+  assert.doesNotMatch(metrics, /^raven_watcher_reconnects[ {]/m);
+  raven.kill('SIGINT');
+  assert.equal((await raven.exited).code, 0, raven.stderr());
+});
+
+test('a --port or --listen that does not parse is a usage error naming the flag', async () => {
+  const bad = await runRaven(['run', '--port', '99999']);
+  assert.equal(bad.code, 2, bad.stderr);
+  assert.match(bad.stderr, /--port must be a port from 0 to 65535 \(0 picks a free one\); got "99999"/);
+  const listen = await runRaven(['run', '--listen', '9479']);
+  assert.equal(listen.code, 2, listen.stderr);
+  assert.match(listen.stderr, /--listen must be ADDRESS:PORT, e\.g\. 127\.0\.0\.1:9479/);
+});

@@ -6,6 +6,8 @@
 import type { ChangeEvent, ChangeType } from './change-event.js';
 import type { RavenConfig } from './config/raven-config-schema.js';
 import type { Verdict } from './delivery/sink-delivery.js';
+import type { WatcherConfig } from './config/watcher-schema.js';
+import { occurrencePasses } from './events/occurrence-filter.js';
 import { passes } from './predicates.js';
 
 export type { Verdict };
@@ -45,17 +47,22 @@ export class Router {
     const watcher = this.#config.watchers.find((w) => w.name === event.watcher);
     const types = this.#routes.get(event.watcher)?.get(sink);
     if (watcher === undefined || types === undefined) return 'silent';
-    if (!types.has(event.type) || !watcher.events.includes(event.type)) return 'silent';
-    return passes(event, watcher.predicates) ? 'deliver' : 'silent';
+    if (!types.has(event.type)) return 'silent';
+    return watcherPasses(event, watcher) ? 'deliver' : 'silent';
   }
 
   /** The handlers a change goes to. */
   handlersFor(event: ChangeEvent): string[] {
     const watcher = this.#config.watchers.find((w) => w.name === event.watcher);
-    if (watcher === undefined || !watcher.events.includes(event.type) || !passes(event, watcher.predicates))
-      return [];
+    if (watcher === undefined || !watcherPasses(event, watcher)) return [];
     return this.#config.handlers
       .filter((h) => h.watchers.includes(event.watcher) && h.events.includes(event.type))
       .map((h) => h.name);
   }
+}
+
+/** The watcher's own filter: its event types, then its predicates (or, for Events, occurrences). */
+function watcherPasses(event: ChangeEvent, watcher: WatcherConfig): boolean {
+  if (!watcher.events.includes(event.type)) return false;
+  return watcher.type === 'events' ? occurrencePasses(event, watcher) : passes(event, watcher.predicates);
 }

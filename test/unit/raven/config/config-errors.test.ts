@@ -16,6 +16,30 @@ interface Case {
 
 const cases: Case[] = [
   {
+    name: 'an unknown watcher type lists the types and suggests the nearest',
+    source: `watchers: [{ name: e, type: event }]\n${SINKS}`,
+    path: 'watchers[0].type',
+    message: /expected one of resource, events, got "event" \(did you mean "events"\?\)/,
+  },
+  {
+    name: 'an events watcher rejects predicates and lists its own settings',
+    source: `watchers: [{ name: e, type: events, predicates: { ignoreStatusOnly: true } }]\n${SINKS}`,
+    path: 'watchers[0].predicates',
+    message: /unknown key "predicates"; valid keys: .*maxEventAgeSeconds, dedupWindowSeconds, enrich/,
+  },
+  {
+    name: 'an events watcher names the Event APIs it can read',
+    source: `watchers: [{ name: e, type: events, api: v2 }]\n${SINKS}`,
+    path: 'watchers[0].api',
+    message: /expected one of auto, events\.k8s\.io\/v1, v1, got "v2"/,
+  },
+  {
+    name: 'a negative de-duplication window is rejected with what 0 means',
+    source: `watchers: [{ name: e, type: events, dedupWindowSeconds: -1 }]\n${SINKS}`,
+    path: 'watchers[0].dedupWindowSeconds',
+    message: /expected a number of seconds \(0 or more; 0 turns de-duplication off\), got -1/,
+  },
+  {
     name: 'a bad enum value lists the valid ones and suggests the nearest',
     source: `logLevel: warning\n${WATCHERS}${SINKS}`,
     path: 'logLevel',

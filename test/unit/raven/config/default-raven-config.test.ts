@@ -42,7 +42,7 @@ test('the default config keeps checkpoints in memory and prints to stdout', () =
 
 test('the default config drops status-only changes only where status summarises other watched objects', () => {
   const ignoring = defaultRavenConfig()
-    .watchers.filter((w) => w.predicates.ignoreStatusOnly)
+    .watchers.filter((w) => w.type === 'resource' && w.predicates.ignoreStatusOnly)
     .map((w) => w.name);
   assert.deepEqual(ignoring, ['deployments', 'statefulsets', 'daemonsets', 'cronjobs']);
 });

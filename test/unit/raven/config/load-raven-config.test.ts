@@ -57,6 +57,7 @@ test('a minimal config gets every default', () => {
   assert.deepEqual(config.watchers, [
     {
       name: 'pods',
+      type: 'resource',
       resource: 'pods',
       namespaces: [],
       events: ['added', 'modified', 'deleted'],
@@ -129,7 +130,7 @@ handlers:
   assert.equal(config.leaderElection.identity, 'me');
   assert.deepEqual(config.diff.ignore, ['status.conditions[*].lastHeartbeatTime']);
   const [deployments] = config.watchers;
-  assert.ok(deployments);
+  assert.ok(deployments?.type === 'resource');
   assert.deepEqual(deployments.namespaces, ['team-a']);
   assert.deepEqual(deployments.events, ['added', 'deleted']);
   assert.deepEqual(deployments.predicates, {

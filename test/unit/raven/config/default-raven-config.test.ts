@@ -36,6 +36,10 @@ test('the default config keeps checkpoints in memory and prints to stdout', () =
       watchers: config.watchers.map((w) => w.name),
       sinks: ['console'],
       events: ['added', 'modified', 'deleted'],
+      drop: [],
+      match: [],
+      select: 'all',
+      routes: [],
     },
   ]);
 });

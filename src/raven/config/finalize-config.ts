@@ -88,7 +88,10 @@ export function finalizeConfig(
         deadLetterPath === undefined
           ? sink.delivery
           : { ...sink.delivery, deadLetterPath: path(deadLetterPath) };
-      return sink.type === 'file' ? { ...sink, delivery, path: path(sink.path) } : { ...sink, delivery };
+      if (sink.type === 'file') return { ...sink, delivery, path: path(sink.path) };
+      if (sink.type === 'syslog' && sink.caFile !== undefined)
+        return { ...sink, delivery, caFile: path(sink.caFile) };
+      return { ...sink, delivery };
     }),
     routes: routes.map((route) => expandRoute(route, watcherNames)),
     handlers: parsed.handlers.map((handler) => ({

@@ -16,6 +16,18 @@ interface Case {
 
 const cases: Case[] = [
   {
+    name: 'a TLS-only syslog setting on a TCP sink says which transport it needs',
+    source: `${WATCHERS}sinks: [{ name: s, type: syslog, host: 127.0.0.1, caFile: ./ca.pem }]\n`,
+    path: 'sinks[0].caFile',
+    message: /caFile applies only to transport: tls \(transport is tcp\)/,
+  },
+  {
+    name: 'an unknown syslog facility lists the facilities',
+    source: `${WATCHERS}sinks: [{ name: s, type: syslog, host: 127.0.0.1, facility: local8 }]\n`,
+    path: 'sinks[0].facility',
+    message: /expected one of kern, user, .*local7, got "local8"/,
+  },
+  {
     name: 'an unknown watcher type lists the types and suggests the nearest',
     source: `watchers: [{ name: e, type: event }]\n${SINKS}`,
     path: 'watchers[0].type',
@@ -50,7 +62,7 @@ const cases: Case[] = [
     source: `${WATCHERS}sinks: [{ name: chat, type: slak, url: "https://x.example.com" }]\n`,
     path: 'sinks[0].type',
     message:
-      /expected one of stdout, file, webhook, slack, mattermost, teams, discord, cloudevents, postgres, nats, redis, got "slak" \(did you mean "slack"\?\)/,
+      /expected one of stdout, file, webhook, slack, mattermost, teams, discord, cloudevents, postgres, nats, redis, syslog, got "slak" \(did you mean "slack"\?\)/,
   },
   {
     name: 'a wrong type says what was expected and what was given',

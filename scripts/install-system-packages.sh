@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install the Debian packages the project needs when they are missing: openssl (test certificates)
 # the OpenStack lab (Neutron, Octavia, RabbitMQ, SQLite) the translator's tests run against, and the
-# servers the streaming sinks' tests run against (PostgreSQL, NATS with JetStream, Redis).
+# servers the sinks' tests run against (PostgreSQL, NATS with JetStream, Redis, rsyslog with its TLS
+# module).
 # Run as root (CI is); otherwise it prints the apt-get command to run. Idempotent and quiet.
 set -euo pipefail
 
@@ -11,7 +12,8 @@ command -v curl >/dev/null || missing+=(curl)
 command -v git >/dev/null || missing+=(git)
 # script(1): the CLI's terminal tests run `raven watch` under a pseudo-terminal.
 command -v script >/dev/null || missing+=(bsdutils)
-for pkg in neutron-server octavia-api octavia-worker rabbitmq-server sqlite3 postgresql nats-server redis-server; do
+for pkg in neutron-server octavia-api octavia-worker rabbitmq-server sqlite3 postgresql nats-server redis-server \
+  rsyslog rsyslog-gnutls; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'ok installed' || missing+=("$pkg")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0

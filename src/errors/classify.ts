@@ -112,6 +112,30 @@ export function isConnectionFailure(err: unknown): boolean {
   return err instanceof TransportError;
 }
 
+/** The TLS certificate codes Node reports when a peer's certificate does not verify. */
+const CERTIFICATE_CODES = new Set([
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_REVOKED',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+/**
+ * A TLS peer's certificate did not verify (untrusted, expired, wrong name): a retry cannot fix
+ * it until someone changes the certificate or the trusted CAs.
+ */
+export function isCertificateError(err: unknown): boolean {
+  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && CERTIFICATE_CODES.has(code);
+}
+
 /** Credentials could not be produced at all (plugin missing, token file unreadable). */
 export function isAuthSetupError(err: unknown): boolean {
   return err instanceof AuthError;

@@ -6,6 +6,7 @@
  * after a crash (use `id` to deduplicate), never an older state after a newer one.
  */
 import type { KubeObject } from '../client/kube-object.js';
+import type { EventOccurrence } from './events/event-occurrence.js';
 
 /** What resource an event is about. */
 export interface ResourceId {
@@ -57,6 +58,8 @@ export interface ChangeEvent {
   tombstone: boolean;
   /** When Raven saw the change (ISO 8601). */
   time: string;
+  /** From an events watcher: the Kubernetes Event read as an occurrence (`docs/events.md`). */
+  occurrence?: EventOccurrence;
 }
 
 /** `namespace/name` or `name`: the per-object ordering key. */

@@ -23,6 +23,7 @@ import { dirname } from 'node:path';
 import { loadConfig } from '../client/load-config.js';
 import { KubeClient } from '../client/kube-client.js';
 import { Discovery } from '../client/discovery.js';
+import { UnknownResourceError } from '../client/unknown-resource-error.js';
 import type { ResolvedResource } from '../client/api-resource.js';
 import { LeaderElector } from '../controller/leader-election.js';
 import { errorKind, isRetryable } from '../errors/classify.js';
@@ -40,6 +41,9 @@ import { RavenMetrics } from './metrics.js';
 import { Router } from './router.js';
 import { buildSink } from './sinks/build-sink.js';
 import { WatcherPipeline } from './watcher-pipeline.js';
+import type { EventsWatcherConfig } from './config/watcher-schema.js';
+import { EventFeed } from './events/event-feed.js';
+import { InvolvedObjects } from './events/involved-objects.js';
 import { WatcherSinks, type WatcherSinksContext } from './watcher-sinks.js';
 import { OpenStackClient } from '../openstack/openstack-client.js';
 import { Translator } from '../translator/translator.js';
@@ -176,7 +180,15 @@ export class Daemon {
     for (const [index, watcher] of this.#config.watchers.entries()) {
       for (let attempt = 0; ; attempt++) {
         try {
-          resolved.set(watcher.name, await discovery.resolve(watcher.resource, signal));
+          resolved.set(
+            watcher.name,
+            await this.#resolveWatched(
+              discovery,
+              watcher.resource,
+              watcher.type === 'events' && watcher.api === 'auto',
+              signal,
+            ),
+          );
           break;
         } catch (error) {
           if (signal.aborted) return undefined;
@@ -201,6 +213,60 @@ export class Daemon {
       }
     }
     return resolved;
+  }
+
+  /** A watcher's resource; an events watcher on `api: auto` falls back to core v1 Events. */
+  async #resolveWatched(
+    discovery: Discovery,
+    resource: string,
+    eventsFallback: boolean,
+    signal: AbortSignal,
+  ): Promise<ResolvedResource> {
+    try {
+      return await discovery.resolve(resource, signal);
+    } catch (error) {
+      if (!eventsFallback || !(error instanceof UnknownResourceError)) throw error;
+      this.#log.info({ resource }, 'events.k8s.io/v1 is not served; reading core v1 Events');
+      return discovery.resolve('v1/events', signal);
+    }
+  }
+
+  /**
+   * The shared cache of involved objects for the events watchers (undefined when none enriches):
+   * each configured kind resolved (a kind the server does not serve is skipped with a warning),
+   * its informers started; resolves once they have all listed.
+   */
+  async #involvedObjects(
+    client: KubeClient,
+    discovery: Discovery,
+    signal: AbortSignal,
+  ): Promise<InvolvedObjects | undefined> {
+    const watchers = this.#config.watchers.filter(
+      (w): w is EventsWatcherConfig => w.type === 'events' && w.enrich.kinds.length > 0,
+    );
+    if (watchers.length === 0) return undefined;
+    const involved = new InvolvedObjects({ transport: client, clock: this.#clock, logger: this.#log });
+    for (const watcher of watchers) {
+      for (const kind of watcher.enrich.kinds) {
+        try {
+          involved.add(await discovery.resolve(kind, signal), watcher.namespaces);
+        } catch (error) {
+          if (!(error instanceof UnknownResourceError)) throw error;
+          this.#log.warn(
+            { watcher: watcher.name, kind },
+            'the server does not serve this kind; Events about it are not enriched',
+          );
+        }
+      }
+    }
+    this.#log.info({ kinds: involved.kinds }, 'caching involved objects to enrich Events');
+    try {
+      await involved.start(signal);
+    } catch (error) {
+      if (signal.aborted) return undefined;
+      throw error;
+    }
+    return involved;
   }
 
   #statuses(): ReadonlyMap<string, NonNullable<ReturnType<WatcherPipeline['status']>>> {
@@ -335,10 +401,21 @@ export class Daemon {
       };
       resyncTimer = this.#clock.setTimeout(checkOverflow, RESYNC_CHECK_MS);
 
+      const involved = config.watchers.some((w) => w.type === 'events')
+        ? this.#involvedObjects(client, discovery, stopWork.signal)
+        : Promise.resolve(undefined);
       const runs = config.watchers.map(async (watcherConfig) => {
         const resolved = resources.get(watcherConfig.name);
         if (resolved === undefined) return;
-        const pipeline = new WatcherPipeline(watcherConfig, resolved);
+        const feed =
+          watcherConfig.type === 'events'
+            ? new EventFeed({
+                involved: await involved,
+                dedupWindowMs: watcherConfig.dedupWindowSeconds * 1000,
+              })
+            : undefined;
+        if (stopWork.signal.aborted) return;
+        const pipeline = new WatcherPipeline(watcherConfig, resolved, feed);
         const sinks = new WatcherSinks(sinkSide, pipeline);
         this.#pipelines.set(watcherConfig.name, pipeline);
         watcherSinks.set(watcherConfig.name, sinks);

@@ -11,6 +11,7 @@
  * is settled.
  */
 import type { KubeObject } from '../client/kube-object.js';
+import type { ChangeEvent } from './change-event.js';
 import type { Logger } from '../util/logger.js';
 import { changesSince } from './checkpoint/changes-since.js';
 import type { CheckpointStore } from './checkpoint/checkpoint-store.js';
@@ -20,7 +21,7 @@ import { toChangeEvent } from './to-change-event.js';
 import type { WatcherPipeline } from './watcher-pipeline.js';
 
 /** The watcher a catch-up is for. */
-type Watched = Pick<WatcherPipeline, 'config' | 'resource'>;
+type Watched = Pick<WatcherPipeline, 'config' | 'resource'> & Partial<Pick<WatcherPipeline, 'decorate'>>;
 
 export interface CatchUpContext {
   checkpoints: CheckpointStore;
@@ -52,8 +53,9 @@ export function catchUpEvents(
     diffIgnore: ctx.diffIgnore,
     now: ctx.now,
   });
+  const decorate = (record: ChangeEvent): ChangeEvent => pipeline.decorate?.(record) ?? record;
   return [
-    ...found.events.map((record) => ({ record, verdict: ctx.router.verdict(record, sink) })),
+    ...found.events.map(decorate).map((record) => ({ record, verdict: ctx.router.verdict(record, sink) })),
     ...found.silentUpdates.map((record) => ({ record, verdict: 'silent' as const })),
   ];
 }
@@ -82,10 +84,11 @@ export function startUpEvents(
   }
   if (pipeline.config.initial === 'added' && objects.length > 0) {
     return objects.map((object) => {
-      const record = toChangeEvent(
+      const event = toChangeEvent(
         { watcher, resource: pipeline.resource, time: ctx.now() },
         { type: 'added', object, origin: 'restart' },
       );
+      const record = pipeline.decorate?.(event) ?? event;
       return { record, verdict: ctx.router.verdict(record, sink) };
     });
   }

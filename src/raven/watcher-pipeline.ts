@@ -23,6 +23,7 @@ import type { WatcherEvent, WatcherStatus } from '../watch/watcher-events.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/logger.js';
 import type { ChangeEvent, ResourceId } from './change-event.js';
+import type { EventFeed } from './events/event-feed.js';
 import type { WatcherConfig } from './config/watcher-schema.js';
 import { redact } from './redact.js';
 import { toChangeEvent } from './to-change-event.js';
@@ -74,19 +75,27 @@ export class WatcherPipeline {
   readonly config: WatcherConfig;
   readonly resource: ResourceId;
   readonly #resolved: ResolvedResource;
+  readonly #feed: Pick<EventFeed, 'decorate'> | undefined;
   readonly #objects = new Map<string, KubeObject>();
   #watcher: ScopedWatcher | undefined;
   #synced = false;
 
-  constructor(config: WatcherConfig, resolved: ResolvedResource) {
+  /** `feed`: for an events watcher, what turns its changes into occurrences. */
+  constructor(config: WatcherConfig, resolved: ResolvedResource, feed?: Pick<EventFeed, 'decorate'>) {
     this.config = config;
     this.#resolved = resolved;
+    this.#feed = feed;
     this.resource = {
       group: resolved.group,
       version: resolved.version,
       resource: resolved.resource,
       kind: resolved.kind,
     };
+  }
+
+  /** A change as the router and sinks see it: for an events watcher, with its occurrence. */
+  decorate(event: ChangeEvent): ChangeEvent {
+    return this.#feed === undefined ? event : this.#feed.decorate(event);
   }
 
   get synced(): boolean {
@@ -207,7 +216,7 @@ export class WatcherPipeline {
             state.atResumePoint = false;
             state.lastEventAt = now;
           }
-          if (passOn) callbacks.change(change, scope);
+          if (passOn) callbacks.change(this.decorate(change), scope);
           break;
         }
         case 'bookmark':

@@ -36,7 +36,8 @@ import type { Relist, ResumeFrom, WatcherPipeline } from './watcher-pipeline.js'
 export type WatchedObjects = Pick<
   WatcherPipeline,
   'config' | 'resource' | 'synced' | 'objects' | 'objectsIn' | 'status'
->;
+> &
+  Partial<Pick<WatcherPipeline, 'decorate'>>;
 
 export interface WatcherSinksContext {
   router: Router;

@@ -5,6 +5,7 @@
  */
 import type { ConfigPath } from './config-path.js';
 import type { RavenConfig } from './raven-config-schema.js';
+import { flattenRoutes } from './route-schema.js';
 
 export interface ConfigWarning {
   path: ConfigPath;
@@ -13,15 +14,16 @@ export interface ConfigWarning {
 
 export function configWarnings(config: RavenConfig): ConfigWarning[] {
   const warnings: ConfigWarning[] = [];
+  const routes = flattenRoutes(config.routes);
   config.sinks.forEach((sink, i) => {
-    if (config.routes.some((route) => route.sinks.includes(sink.name))) return;
+    if (routes.some(({ route }) => route.sinks.includes(sink.name))) return;
     warnings.push({
       path: ['sinks', i],
       message: `sink ${JSON.stringify(sink.name)} is in no route, so it receives nothing`,
     });
   });
   config.watchers.forEach((watcher, i) => {
-    const routed = config.routes.some((route) => route.watchers.includes(watcher.name));
+    const routed = routes.some(({ route }) => route.watchers.includes(watcher.name));
     const handled = config.handlers.some((handler) => handler.watchers.includes(watcher.name));
     if (routed || handled) return;
     warnings.push({
@@ -29,12 +31,12 @@ export function configWarnings(config: RavenConfig): ConfigWarning[] {
       message: `watcher ${JSON.stringify(watcher.name)} is in no route and feeds no handler, so its events go nowhere`,
     });
   });
-  config.routes.forEach((route, i) => {
+  routes.forEach(({ route, path }) => {
     for (const name of route.watchers) {
       const watcher = config.watchers.find((w) => w.name === name);
       if (watcher === undefined || route.events.some((type) => watcher.events.includes(type))) continue;
       warnings.push({
-        path: ['routes', i, 'events'],
+        path: [...path, 'events'],
         message: `watcher ${JSON.stringify(name)} emits only ${watcher.events.join(', ')}, none of which this route passes`,
       });
     }

@@ -96,10 +96,20 @@ export function crossReferenceProblems(data: unknown): Finding[] {
   const watcherNames = [...new Set(watchers.map((w) => w.name))];
   const sinkNames = [...new Set(sinks.map((s) => s.name))];
   const handlerNames = handlers.map((h) => h.name);
-  list(data, 'routes').forEach((route, i) => {
-    checkReferences(field(route, 'watchers'), ['routes', i, 'watchers'], 'watcher', watcherNames, findings);
-    checkReferences(field(route, 'sinks'), ['routes', i, 'sinks'], 'sink', sinkNames, findings, handlerNames);
-  });
+  const checkRoutes = (routes: unknown[], path: ConfigPath): void =>
+    routes.forEach((route, i) => {
+      checkReferences(field(route, 'watchers'), [...path, i, 'watchers'], 'watcher', watcherNames, findings);
+      checkReferences(
+        field(route, 'sinks'),
+        [...path, i, 'sinks'],
+        'sink',
+        sinkNames,
+        findings,
+        handlerNames,
+      );
+      checkRoutes(list(route, 'routes'), [...path, i, 'routes']);
+    });
+  checkRoutes(list(data, 'routes'), ['routes']);
   list(data, 'handlers').forEach((handler, i) => {
     checkReferences(
       field(handler, 'watchers'),

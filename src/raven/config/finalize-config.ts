@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import type { z } from 'zod';
 import { CHANGE_TYPES } from './watcher-schema.js';
 import type { RavenConfig, ravenConfigSchema } from './raven-config-schema.js';
+import type { ParsedRoute, RouteConfig } from './route-schema.js';
 
 export interface FinalizeOptions {
   /** Directory relative paths are resolved against. */
@@ -48,7 +49,28 @@ export function finalizeConfig(
   const sinkNames = parsed.sinks.map((s) => s.name);
   const routes =
     parsed.routes ??
-    (sinkNames.length === 0 ? [] : [{ watchers: ['*'], sinks: ['*'], events: [...CHANGE_TYPES] }]);
+    (sinkNames.length === 0
+      ? []
+      : [
+          {
+            watchers: ['*'],
+            sinks: ['*'],
+            events: [...CHANGE_TYPES],
+            drop: [],
+            match: [],
+            select: 'all' as const,
+            routes: [],
+          },
+        ]);
+  const expandRoute = (route: ParsedRoute, inherited: string[]): RouteConfig => {
+    const watchers = route.watchers === undefined ? inherited : expand(route.watchers, watcherNames);
+    return {
+      ...route,
+      watchers,
+      sinks: expand(route.sinks, sinkNames),
+      routes: route.routes.map((child) => expandRoute(child, watchers)),
+    };
+  };
   return {
     ...parsed,
     kubeconfig: parsed.kubeconfig === undefined ? undefined : path(parsed.kubeconfig),
@@ -66,13 +88,12 @@ export function finalizeConfig(
         deadLetterPath === undefined
           ? sink.delivery
           : { ...sink.delivery, deadLetterPath: path(deadLetterPath) };
-      return sink.type === 'file' ? { ...sink, delivery, path: path(sink.path) } : { ...sink, delivery };
+      if (sink.type === 'file') return { ...sink, delivery, path: path(sink.path) };
+      if (sink.type === 'syslog' && sink.caFile !== undefined)
+        return { ...sink, delivery, caFile: path(sink.caFile) };
+      return { ...sink, delivery };
     }),
-    routes: routes.map((route) => ({
-      ...route,
-      watchers: expand(route.watchers, watcherNames),
-      sinks: expand(route.sinks, sinkNames),
-    })),
+    routes: routes.map((route) => expandRoute(route, watcherNames)),
     handlers: parsed.handlers.map((handler) => ({
       ...handler,
       module: isPathSpecifier(handler.module) ? path(handler.module) : handler.module,

@@ -20,7 +20,15 @@ export {
   type RouteConfig,
   type HandlerConfig,
 } from './raven-config-schema.js';
-export { CHANGE_TYPES, type WatcherConfig, type PredicatesConfig } from './watcher-schema.js';
+export {
+  CHANGE_TYPES,
+  WATCHER_TYPES,
+  type WatcherConfig,
+  type ResourceWatcherConfig,
+  type EventsWatcherConfig,
+  type PredicatesConfig,
+} from './watcher-schema.js';
+export type { RuleConfig } from './route-schema.js';
 export {
   SINK_TYPES,
   type SinkType,

@@ -10,12 +10,12 @@ import { translatorSchema } from './translator-schema.js';
 import * as z from 'zod';
 import { eventsSchema, watcherSchema } from './watcher-schema.js';
 import { sinkSchema } from './sink-schema.js';
+import { routeSchema, targets, type RouteConfig } from './route-schema.js';
 import {
   expecting,
   integer,
   listenAddressSchema,
   nameSchema,
-  oneOrMany,
   seconds,
   strictObject,
   text,
@@ -99,16 +99,6 @@ const shutdownSchema = strictObject({
   drainTimeoutSeconds: expecting(z.number().min(0), 'a number of seconds (0 or more)').default(10),
 });
 
-/** Names, or `*` for all; parsed to a list. */
-const targets = (what: string) =>
-  oneOrMany(expecting(z.string().min(1), `a ${what} name or "*"`), `a ${what} name, "*", or a list of names`);
-
-const routeSchema = strictObject({
-  watchers: targets('watcher'),
-  sinks: targets('sink'),
-  events: eventsSchema,
-});
-
 const handlerSchema = strictObject({
   name: nameSchema,
   /** A path (relative to the config file) or an installed package name. */
@@ -147,7 +137,7 @@ export type ServerConfig = Parsed['server'];
 export type CheckpointConfig = Parsed['checkpoint'];
 export type DiffConfig = Parsed['diff'];
 export type ShutdownConfig = Parsed['shutdown'];
-export type RouteConfig = z.output<typeof routeSchema>;
+export type { RouteConfig };
 export type HandlerConfig = z.output<typeof handlerSchema>;
 /** Leader election; `identity` is always filled in by the loader. */
 export type LeaderElectionConfig = Parsed['leaderElection'] & { identity: string };

@@ -17,6 +17,7 @@ import {
   urlSchema,
 } from './schema-helpers.js';
 import { subjectTemplateProblem, templateProblem } from './template-check.js';
+import { SYSLOG_FACILITIES } from '../sinks/syslog-sink.js';
 
 /** Sink types, in the order documented. */
 export const SINK_TYPES = [
@@ -31,6 +32,7 @@ export const SINK_TYPES = [
   'postgres',
   'nats',
   'redis',
+  'syslog',
 ] as const;
 
 export type SinkType = (typeof SINK_TYPES)[number];
@@ -232,6 +234,34 @@ export const sinkSchema = z.discriminatedUnion('type', [
     maxLen: integer(1, 100_000, ' entries'),
     /** How long an object's de-duplication key lives after its last change. */
     dedupeTtlSeconds: integer(1, 7 * 86_400, ' seconds'),
+  }),
+  strictObject({
+    ...common,
+    type: z.literal('syslog'),
+    /** The server's host name or IP address. */
+    host: text('a host name or IP address such as syslog.example.com or 127.0.0.1'),
+    port: expecting(z.int().min(1).max(65_535), 'a port from 1 to 65535').optional(),
+    /** `tcp` and `tls`: RFC 5424 with octet-counting framing; `udp`: one datagram per message. */
+    transport: z.enum(['tcp', 'tls', 'udp']).default('tcp'),
+    /** For `tls`: a PEM file of CA certificates to trust instead of the system's; relative to the config file. */
+    caFile: text('a PEM file path').optional(),
+    /** For `tls`: the name the server certificate must carry; default `host`. */
+    serverName: text('a host name').optional(),
+    facility: z.enum(SYSLOG_FACILITIES).default('local0'),
+    appName: expecting(
+      z.string().regex(/^[!-~]{1,48}$/),
+      'an APP-NAME of 1 to 48 printable ASCII characters, no spaces',
+    ).default('raven'),
+    timeoutSeconds,
+  }).superRefine((sink, ctx) => {
+    if (sink.transport !== 'tls')
+      for (const key of ['caFile', 'serverName'] as const)
+        if (sink[key] !== undefined)
+          ctx.addIssue({
+            code: 'custom',
+            path: [key],
+            message: `${key} applies only to transport: tls (transport is ${sink.transport})`,
+          });
   }),
 ]);
 

@@ -26,6 +26,8 @@ const FIELDS: Readonly<Record<string, readonly string[] | true>> = {
   diff: [],
   tombstone: [],
   time: [],
+  /** Events watchers only (docs/events.md); empty for other changes. */
+  occurrence: true,
 };
 
 /** The placeholder names a template may use, for documentation and messages. */

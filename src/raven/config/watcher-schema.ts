@@ -63,9 +63,10 @@ export const predicatesSchema = strictObject({
   ignoreStatusOnly: z.boolean().default(false),
 });
 
-/** One watcher. */
-export const watcherSchema = strictObject({
+/** One watcher of any resource (`type: resource`, the default). */
+const resourceWatcherSchema = strictObject({
   name: nameSchema,
+  type: z.literal('resource'),
   /** As discovery names it: `pods`, `deployments.apps`, `apps/v1/deployments`, a CRD plural. */
   resource: expecting(
     z.string().trim().regex(RESOURCE),
@@ -87,5 +88,76 @@ export const watcherSchema = strictObject({
   dropManagedFields: z.boolean().default(true),
 });
 
+/** The Event APIs an events watcher may read; `auto` prefers `events.k8s.io/v1`. */
+export const EVENT_APIS = ['auto', 'events.k8s.io/v1', 'v1'] as const;
+
+/** The resource an events watcher resolves, per `api` (`auto` falls back to `v1/events`). */
+export const EVENT_RESOURCES: Readonly<Record<(typeof EVENT_APIS)[number], string>> = {
+  auto: 'events.k8s.io/v1/events',
+  'events.k8s.io/v1': 'events.k8s.io/v1/events',
+  v1: 'v1/events',
+};
+
+/** Kinds whose objects' metadata is cached to enrich Events, unless `enrich.kinds` says otherwise. */
+export const DEFAULT_ENRICH_KINDS = [
+  'Pod',
+  'ReplicaSet',
+  'Deployment',
+  'StatefulSet',
+  'DaemonSet',
+  'Job',
+  'CronJob',
+  'Node',
+] as const;
+
+/**
+ * A watcher of Kubernetes Events read as occurrences (`docs/events.md`): count and series updates
+ * are delivered, old Events are not replayed at start, repeats can be de-duplicated.
+ */
+const eventsWatcherSchema = strictObject({
+  name: nameSchema,
+  type: z.literal('events'),
+  api: z.enum(EVENT_APIS).default('auto'),
+  namespaces: namespacesSchema,
+  labelSelector: expecting(z.string(), 'a label selector such as "app in (web,api),tier!=cache"')
+    .superRefine(refineWith(parseLabelSelector))
+    .optional(),
+  fieldSelector: expecting(z.string(), 'a field selector such as "type=Warning"')
+    .superRefine(refineWith(parseFieldSelector))
+    .optional(),
+  /** Deleted Events (expired by the apiserver's TTL) are not occurrences: not delivered by default. */
+  events: eventsSchema.default(['added', 'modified']),
+  initial: z.enum(['none', 'added']).default('none'),
+  dropManagedFields: z.boolean().default(true),
+  /** An occurrence that happened longer ago than this when Raven sees it is recorded, not delivered. */
+  maxEventAgeSeconds: expecting(
+    z.number().min(0),
+    'a number of seconds (0 or more; 0 turns the limit off)',
+  ).default(300),
+  /** Repeats of an occurrence within this many seconds of a delivered one are recorded, not delivered. */
+  dedupWindowSeconds: expecting(
+    z.number().min(0),
+    'a number of seconds (0 or more; 0 turns de-duplication off)',
+  ).default(0),
+  enrich: strictObject({
+    /** Kinds (as discovery names them) whose metadata is cached for enrichment; [] for none. */
+    kinds: z.array(text('a kind such as Pod or Deployment')).default([...DEFAULT_ENRICH_KINDS]),
+  }).prefault({}),
+}).transform((w) => ({ ...w, resource: EVENT_RESOURCES[w.api] }));
+
+/** One watcher; `type` defaults to `resource`. */
+export const watcherSchema = z.preprocess(
+  (value) =>
+    typeof value === 'object' && value !== null && !Array.isArray(value) && !('type' in value)
+      ? { type: 'resource', ...value }
+      : value,
+  z.discriminatedUnion('type', [resourceWatcherSchema, eventsWatcherSchema]),
+);
+
+/** Watcher types, in the order documented. */
+export const WATCHER_TYPES = ['resource', 'events'] as const;
+
 export type WatcherConfig = z.output<typeof watcherSchema>;
+export type ResourceWatcherConfig = Extract<WatcherConfig, { type: 'resource' }>;
+export type EventsWatcherConfig = Extract<WatcherConfig, { type: 'events' }>;
 export type PredicatesConfig = z.output<typeof predicatesSchema>;

@@ -2,6 +2,7 @@
  * Build a sink from its config entry: the one place where config settings (seconds, nested
  * `rotate`) become sink options (milliseconds, flat).
  */
+import { readFileSync } from 'node:fs';
 import type { SinkConfig } from '../config/sink-schema.js';
 import type { Clock } from '../../util/clock.js';
 import { ChatSink } from './chat-sink.js';
@@ -13,6 +14,7 @@ import { RedisSink } from './redis-sink.js';
 import type { Sink } from './sink.js';
 import { StdoutSink } from './stdout-sink.js';
 import { WebhookSink } from './webhook-sink.js';
+import { SyslogSink } from './syslog-sink.js';
 
 export interface BuildSinkOptions {
   clock?: Clock;
@@ -106,6 +108,19 @@ export function buildSink(config: SinkConfig, options: BuildSinkOptions = {}): S
         maxLen: config.maxLen,
         dedupeTtlSeconds: config.dedupeTtlSeconds,
         maxBatch: config.maxBatch,
+        timeoutMs: config.timeoutSeconds * 1000,
+      });
+    case 'syslog':
+      return new SyslogSink({
+        name: config.name,
+        host: config.host,
+        // The IANA ports: 514 for plain syslog over TCP and UDP, 6514 for syslog over TLS.
+        port: config.port ?? (config.transport === 'tls' ? 6514 : 514),
+        transport: config.transport,
+        ...(config.caFile === undefined ? {} : { ca: readFileSync(config.caFile, 'utf8') }),
+        ...(config.serverName === undefined ? {} : { serverName: config.serverName }),
+        facility: config.facility,
+        appName: config.appName,
         timeoutMs: config.timeoutSeconds * 1000,
       });
   }

@@ -31,3 +31,10 @@ export { RedisSink, type RedisSinkOptions } from './redis-sink.js';
 export { BatchWriter, type BatchWriterOptions } from './batch-writer.js';
 export { sharedSinkDispatcher, closeSharedSinkDispatcher } from './http-post.js';
 export { scrubUrl } from './scrub-url.js';
+export {
+  SyslogSink,
+  syslogMessage,
+  SYSLOG_FACILITIES,
+  type SyslogFacility,
+  type SyslogSinkOptions,
+} from './syslog-sink.js';

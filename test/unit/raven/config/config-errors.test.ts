@@ -16,6 +16,42 @@ interface Case {
 
 const cases: Case[] = [
   {
+    name: 'a TLS-only syslog setting on a TCP sink says which transport it needs',
+    source: `${WATCHERS}sinks: [{ name: s, type: syslog, host: 127.0.0.1, caFile: ./ca.pem }]\n`,
+    path: 'sinks[0].caFile',
+    message: /caFile applies only to transport: tls \(transport is tcp\)/,
+  },
+  {
+    name: 'an unknown syslog facility lists the facilities',
+    source: `${WATCHERS}sinks: [{ name: s, type: syslog, host: 127.0.0.1, facility: local8 }]\n`,
+    path: 'sinks[0].facility',
+    message: /expected one of kern, user, .*local7, got "local8"/,
+  },
+  {
+    name: 'an unknown watcher type lists the types and suggests the nearest',
+    source: `watchers: [{ name: e, type: event }]\n${SINKS}`,
+    path: 'watchers[0].type',
+    message: /expected one of resource, events, got "event" \(did you mean "events"\?\)/,
+  },
+  {
+    name: 'an events watcher rejects predicates and lists its own settings',
+    source: `watchers: [{ name: e, type: events, predicates: { ignoreStatusOnly: true } }]\n${SINKS}`,
+    path: 'watchers[0].predicates',
+    message: /unknown key "predicates"; valid keys: .*maxEventAgeSeconds, dedupWindowSeconds, enrich/,
+  },
+  {
+    name: 'an events watcher names the Event APIs it can read',
+    source: `watchers: [{ name: e, type: events, api: v2 }]\n${SINKS}`,
+    path: 'watchers[0].api',
+    message: /expected one of auto, events\.k8s\.io\/v1, v1, got "v2"/,
+  },
+  {
+    name: 'a negative de-duplication window is rejected with what 0 means',
+    source: `watchers: [{ name: e, type: events, dedupWindowSeconds: -1 }]\n${SINKS}`,
+    path: 'watchers[0].dedupWindowSeconds',
+    message: /expected a number of seconds \(0 or more; 0 turns de-duplication off\), got -1/,
+  },
+  {
     name: 'a bad enum value lists the valid ones and suggests the nearest',
     source: `logLevel: warning\n${WATCHERS}${SINKS}`,
     path: 'logLevel',
@@ -26,7 +62,7 @@ const cases: Case[] = [
     source: `${WATCHERS}sinks: [{ name: chat, type: slak, url: "https://x.example.com" }]\n`,
     path: 'sinks[0].type',
     message:
-      /expected one of stdout, file, webhook, slack, mattermost, teams, discord, cloudevents, postgres, nats, redis, got "slak" \(did you mean "slack"\?\)/,
+      /expected one of stdout, file, webhook, slack, mattermost, teams, discord, cloudevents, postgres, nats, redis, syslog, got "slak" \(did you mean "slack"\?\)/,
   },
   {
     name: 'a wrong type says what was expected and what was given',

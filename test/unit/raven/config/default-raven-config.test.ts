@@ -36,13 +36,17 @@ test('the default config keeps checkpoints in memory and prints to stdout', () =
       watchers: config.watchers.map((w) => w.name),
       sinks: ['console'],
       events: ['added', 'modified', 'deleted'],
+      drop: [],
+      match: [],
+      select: 'all',
+      routes: [],
     },
   ]);
 });
 
 test('the default config drops status-only changes only where status summarises other watched objects', () => {
   const ignoring = defaultRavenConfig()
-    .watchers.filter((w) => w.predicates.ignoreStatusOnly)
+    .watchers.filter((w) => w.type === 'resource' && w.predicates.ignoreStatusOnly)
     .map((w) => w.name);
   assert.deepEqual(ignoring, ['deployments', 'statefulsets', 'daemonsets', 'cronjobs']);
 });

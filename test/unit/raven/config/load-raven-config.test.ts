@@ -57,6 +57,7 @@ test('a minimal config gets every default', () => {
   assert.deepEqual(config.watchers, [
     {
       name: 'pods',
+      type: 'resource',
       resource: 'pods',
       namespaces: [],
       events: ['added', 'modified', 'deleted'],
@@ -82,7 +83,15 @@ test('a minimal config gets every default', () => {
     },
   ]);
   assert.deepEqual(config.routes, [
-    { watchers: ['pods'], sinks: ['console'], events: ['added', 'modified', 'deleted'] },
+    {
+      watchers: ['pods'],
+      sinks: ['console'],
+      events: ['added', 'modified', 'deleted'],
+      drop: [],
+      match: [],
+      select: 'all',
+      routes: [],
+    },
   ]);
   assert.deepEqual(config.handlers, []);
 });
@@ -129,7 +138,7 @@ handlers:
   assert.equal(config.leaderElection.identity, 'me');
   assert.deepEqual(config.diff.ignore, ['status.conditions[*].lastHeartbeatTime']);
   const [deployments] = config.watchers;
-  assert.ok(deployments);
+  assert.ok(deployments?.type === 'resource');
   assert.deepEqual(deployments.namespaces, ['team-a']);
   assert.deepEqual(deployments.events, ['added', 'deleted']);
   assert.deepEqual(deployments.predicates, {
@@ -147,8 +156,24 @@ handlers:
   assert.equal(ce?.type === 'cloudevents' && ce.typePrefix, 'x.y');
   assert.equal(ce?.delivery.deadLetterPath, '/etc/raven/dl.jsonl');
   assert.deepEqual(config.routes, [
-    { watchers: ['deployments'], sinks: ['audit', 'hook', 'chat', 'ce'], events: ['modified'] },
-    { watchers: ['deployments', 'pods'], sinks: ['audit'], events: ['added', 'modified', 'deleted'] },
+    {
+      watchers: ['deployments'],
+      sinks: ['audit', 'hook', 'chat', 'ce'],
+      events: ['modified'],
+      drop: [],
+      match: [],
+      select: 'all',
+      routes: [],
+    },
+    {
+      watchers: ['deployments', 'pods'],
+      sinks: ['audit'],
+      events: ['added', 'modified', 'deleted'],
+      drop: [],
+      match: [],
+      select: 'all',
+      routes: [],
+    },
   ]);
   assert.deepEqual(config.handlers, [
     {

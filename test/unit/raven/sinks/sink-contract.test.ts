@@ -15,6 +15,10 @@ import { StdoutSink } from '../../../../src/raven/sinks/stdout-sink.js';
 import { WebhookSink } from '../../../../src/raven/sinks/webhook-sink.js';
 import { HttpReceiver, type Answer } from '../../../harness/http-receiver.js';
 import { sinkContract, type SinkUnderTest } from './sink-contract.js';
+import { SyslogSink, type SyslogSinkOptions } from '../../../../src/raven/sinks/syslog-sink.js';
+import { RsyslogServer } from '../../../harness/rsyslog.js';
+import { sampleEvent } from './fixtures.js';
+import { setTimeout as delay } from 'node:timers/promises';
 
 const dispatcher = new Agent();
 after(() => dispatcher.close());
@@ -111,3 +115,43 @@ httpContract(
 );
 for (const platform of ['slack', 'mattermost', 'teams', 'discord'] as const)
   httpContract(`${platform} chat`, (url) => new ChatSink({ name: 'chat', platform, url, dispatcher }));
+
+/**
+ * Syslog against Debian's rsyslogd (test/harness/rsyslog.ts). What arrived is read up to a marker
+ * sent through the same sink (so on the same connection, after everything the test sent).
+ */
+const rsyslog = await RsyslogServer.start();
+after(() => rsyslog.close());
+
+async function syslogSink(options: Partial<SyslogSinkOptions> = {}): Promise<SinkUnderTest> {
+  const before = (await rsyslog.messages()).length;
+  const sink = new SyslogSink({
+    name: 'syslog',
+    host: '127.0.0.1',
+    port: rsyslog.tcpPort,
+    transport: 'tcp',
+    ...options,
+  });
+  const marker = `marker-${String(before)}-${String(Math.random()).slice(2)}`;
+  return {
+    sink,
+    received: async () => {
+      await sink.deliver(sampleEvent({ name: marker }), new AbortController().signal);
+      for (;;) {
+        const all = (await rsyslog.messages()).slice(before);
+        const end = all.findIndex((m) => m.includes(marker));
+        if (end >= 0) return all.slice(0, end);
+        await delay(20);
+      }
+    },
+    cleanup: () => Promise.resolve(),
+  };
+}
+
+sinkContract('syslog', {
+  healthy: () => syslogSink(),
+  // Nothing listens on the UDP port's number over TCP: connection refused, as when rsyslogd is down.
+  transient: () => syslogSink({ port: rsyslog.udpPort }),
+  // A TLS server whose certificate no trusted CA signed: a retry cannot fix it.
+  permanent: () => syslogSink({ port: rsyslog.tlsPort, transport: 'tls' }),
+});

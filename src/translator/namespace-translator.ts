@@ -1,6 +1,7 @@
 /**
  * Namespace → a network, a subnet allocated from the pod subnet pool and attached to the router,
- * and a security group (members may reach each other; the service subnet may reach them).
+ * and a security group (members may reach each other; the service subnet may reach them) whose
+ * rules are made equal to that on every pass.
  * A namespace that is gone or terminating is taken apart in dependency order once its pods' ports
  * are gone: router interface, subnet, network, security group.
  */
@@ -20,6 +21,7 @@ import { ensureOwned, findOwned } from './adopt.js';
 import type { TranslatorContext } from './context.js';
 import { identityOf, ownerTag, clusterTag, roleTag, type Owner } from './identity.js';
 import { ensureRouterInterface, removeRouterInterface } from './infrastructure.js';
+import { DEFAULT_EGRESS, syncRules, type RuleSpec } from './security-group-rules.js';
 
 const KIND = 'Namespace';
 
@@ -52,6 +54,18 @@ export async function namespaceNetwork(
   return { networkId: network.id, subnetId: subnet.id, securityGroupId: group.id };
 }
 
+/**
+ * A namespace group's rules: members of the namespace reach each other, the service subnet (load
+ * balancers) reaches them, and everything may go out (Neutron's defaults for a new group).
+ */
+export function namespaceRules(groupId: string, serviceCidr: string): RuleSpec[] {
+  return [
+    ...DEFAULT_EGRESS,
+    { direction: 'ingress', ethertype: 'IPv4', remote_group_id: groupId },
+    { direction: 'ingress', ethertype: 'IPv4', remote_ip_prefix: serviceCidr },
+  ];
+}
+
 export async function reconcileNamespace(
   key: string,
   ctx: TranslatorContext,
@@ -66,21 +80,14 @@ export async function reconcileNamespace(
     identityOf(c, 'ns-sg', owner),
     {},
   );
-  if (group.created) {
-    // Members of the namespace reach each other; the service subnet (load balancers) reaches them.
-    await neutron.securityGroupRules.create({
-      security_group_id: group.resource.id,
-      direction: 'ingress',
-      ethertype: 'IPv4',
-      remote_group_id: group.resource.id,
-    });
-    await neutron.securityGroupRules.create({
-      security_group_id: group.resource.id,
-      direction: 'ingress',
-      ethertype: 'IPv4',
-      remote_ip_prefix: ctx.settings.serviceCidr,
-    });
-  }
+  // Every pass, not only the one that created the group: a rule lost to a timeout or a crash
+  // between the group and its rules is put back.
+  await syncRules(
+    neutron.securityGroupRules,
+    group.resource.id,
+    namespaceRules(group.resource.id, ctx.settings.serviceCidr),
+    group.resource.security_group_rules,
+  );
   const network = await ensureOwned<Network, NetworkCreate>(
     neutron.networks,
     identityOf(c, 'ns-net', owner),

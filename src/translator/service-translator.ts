@@ -2,7 +2,8 @@
  * Service → an Octavia load balancer whose VIP is the Service's clusterIP, on a Neutron port on the
  * service subnet that the translator creates; one listener and one pool per Service port; pool
  * members from the Service's EndpointSlices (a member is the pod's Neutron port address when the
- * endpoint names its pod, else the endpoint address); and, when an external network is configured,
+ * endpoint names a pod — left out while that pod is gone or has no port — and the endpoint address
+ * when it names none); and, when an external network is configured,
  * a floating IP on the VIP port for `externalIPs` (the first one is requested) or type LoadBalancer
  * (whose status then shows the address). Every Octavia change waits for the load balancer to be
  * ACTIVE. A Service that is gone, headless or ExternalName is taken apart: floating IP, load
@@ -188,18 +189,24 @@ function desiredMembers(
     for (const endpoint of slice.endpoints ?? []) {
       if (endpoint.conditions?.ready === false) continue;
       const ref = endpoint.targetRef;
-      const pod =
-        ref?.kind === 'Pod' && ref.name !== undefined
-          ? ctx.pods.get(toObjectKey(`${ref.namespace ?? namespace}/${ref.name}`))
-          : undefined;
-      const fromPort = podPortAddress(pod);
-      const address = fromPort?.ip ?? endpoint.addresses[0];
+      if (ref?.kind === 'Pod' && ref.name !== undefined) {
+        // A pod's member is its Neutron port. A pod that is gone (the slice lags its deletion)
+        // or has no port yet is left out: its endpoint address is not on any Neutron subnet and
+        // may already be another pod's. The pod's port being recorded triggers this Service again.
+        const pod = ctx.pods.get(toObjectKey(`${ref.namespace ?? namespace}/${ref.name}`));
+        const fromPort = podPortAddress(pod);
+        if (fromPort === undefined) continue;
+        members.set(`${fromPort.ip}:${slicePort.port}`, {
+          address: fromPort.ip,
+          protocol_port: slicePort.port,
+          subnet_id: fromPort.subnetId,
+        });
+        continue;
+      }
+      // An endpoint that names no pod (an address outside the cluster) is used as it is.
+      const address = endpoint.addresses[0];
       if (address === undefined) continue;
-      members.set(`${address}:${slicePort.port}`, {
-        address,
-        protocol_port: slicePort.port,
-        ...(fromPort === undefined ? {} : { subnet_id: fromPort.subnetId }),
-      });
+      members.set(`${address}:${slicePort.port}`, { address, protocol_port: slicePort.port });
     }
   }
   return [...members.values()].sort((a, b) =>

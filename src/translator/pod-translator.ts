@@ -1,6 +1,6 @@
 /**
  * Pod → a Neutron port on its namespace's subnet: device_owner `raven:pod`, device_id the pod's
- * uid, the namespace's security group, tags. The port's id, MAC and IPs are recorded on the pod in
+ * uid, the namespace's security group (put back on every pass if changed), tags. The port's id, MAC and IPs are recorded on the pod in
  * the annotation `raven.openstack.org/port`, where a CNI plugin can read them; the annotation is
  * written with the resourceVersion it was decided on, so it never overwrites a newer pod.
  * Ports of a pod that is gone (or was re-created under the same name) are deleted.
@@ -53,13 +53,17 @@ export async function reconcilePod(key: string, ctx: TranslatorContext): Promise
     return requeueAfter(1_000);
   }
   const identity = identityOf(c, 'pod-port', { kind: KIND, namespace, name: pod.metadata?.name ?? '', uid });
-  const { resource: port } = await ensureOwned<Port, PortCreate>(ctx.os.neutron.ports, identity, {
+  const groups = [net.securityGroupId];
+  let { resource: port } = await ensureOwned<Port, PortCreate>(ctx.os.neutron.ports, identity, {
     network_id: net.networkId,
     fixed_ips: [{ subnet_id: net.subnetId }],
     device_owner: DEVICE_OWNER,
     device_id: uid,
-    security_groups: [net.securityGroupId],
+    security_groups: groups,
   });
+  // The port's groups are owned too: put back on every pass, not only at create.
+  if (!sameMembers(port.security_groups ?? [], groups))
+    port = await ctx.os.neutron.ports.update(port.id, { security_groups: groups });
   const { mac, ips } = portAddresses(port);
   const annotation = JSON.stringify({ id: port.id, mac, ips, subnetId: net.subnetId });
   if (pod.metadata?.annotations?.[PORT_ANNOTATION] !== annotation) {
@@ -72,6 +76,10 @@ export async function reconcilePod(key: string, ctx: TranslatorContext): Promise
   }
   ctx.status.managed(KIND, key);
   return done();
+}
+
+function sameMembers(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((x) => b.includes(x));
 }
 
 /** The port IP of a pod, from its annotation (what the translator recorded). */

@@ -145,12 +145,14 @@ async function problems(os: OpenStackClient, cluster: string, plane: ControlPlan
   const expectOne = (what: string, found: unknown[]): void => {
     if (found.length !== 1) out.push(`${what}: ${found.length} found, expected exactly 1`);
   };
+  const groupOf = new Map<string, string>();
   for (const ns of namespaces) {
     expectOne(`network of namespace ${ns.metadata.name}`, count(state.networks, 'ns-net', ns.metadata.uid));
     expectOne(`subnet of namespace ${ns.metadata.name}`, count(state.subnets, 'ns-subnet', ns.metadata.uid));
     const groups = count(state.groups, 'ns-sg', ns.metadata.uid);
     expectOne(`security group of namespace ${ns.metadata.name}`, groups);
     const group = groups[0]?.r;
+    if (group !== undefined) groupOf.set(ns.metadata.name, group.id);
     if (group !== undefined) {
       const rules = (group.security_group_rules ?? []).map(ruleText).sort();
       const want = [
@@ -174,6 +176,14 @@ async function problems(os: OpenStackClient, cluster: string, plane: ControlPlan
     if (port === undefined) continue;
     if (port.device_id !== pod.metadata.uid || port.device_owner !== 'raven:pod')
       out.push(`port of pod ${key} does not identify the pod`);
+    const wantGroup = groupOf.get(pod.metadata.namespace ?? '');
+    if (
+      JSON.stringify(port.security_groups ?? []) !==
+      JSON.stringify(wantGroup === undefined ? [] : [wantGroup])
+    )
+      out.push(
+        `port of pod ${key} is in groups ${(port.security_groups ?? []).join(',')}, not its namespace's`,
+      );
     const recorded = pod.metadata.annotations?.[PORT_ANNOTATION];
     const ip = port.fixed_ips[0]?.ip_address ?? '';
     podIp.set(key, ip);

@@ -103,7 +103,7 @@ test('delete can cascade, and a load balancer already gone is done', async () =>
   assert.equal(server.requests[1]?.url, '/lb/v2/lbaas/loadbalancers/lb-1');
 });
 
-test('waitForActive polls through PENDING_UPDATE with growing delays until ACTIVE', async () => {
+test("waitForActive polls through PENDING_UPDATE with the backoff's growing delays until ACTIVE", async () => {
   const server = await startOpenStackServer();
   const { client, clock } = noauthClient(server.url);
   server
@@ -115,7 +115,8 @@ test('waitForActive polls through PENDING_UPDATE with growing delays until ACTIV
   const active = await drive(client.octavia.waitForActive('lb-1', { timeoutMs: 60_000 }), clock);
   assert.equal(active.provisioning_status, 'ACTIVE');
   server.assertConsumed();
-  assert.equal(clock.now() - started, 250 + 375 + 562.5);
+  // random() = 0: each delay is 10 % under 1 s, 1.5 s, 2.25 s.
+  assert.equal(clock.now() - started, 900 + 1350 + 2025);
 });
 
 test('waitForActive fails at once on ERROR, naming the status', async () => {
@@ -144,12 +145,12 @@ test('waitForActive gives up at the deadline with the last status', async () => 
   const { client, clock } = noauthClient(server.url);
   for (let i = 0; i < 4; i++) server.on('GET /lb/v2/lbaas/loadbalancers/lb-1', lb('PENDING_UPDATE'));
   await assert.rejects(
-    drive(client.octavia.waitForActive('lb-1', { timeoutMs: 1_000 }), clock),
+    drive(client.octavia.waitForActive('lb-1', { timeoutMs: 3_000 }), clock),
     (err: unknown) => {
       assert.ok(err instanceof OpenStackProvisioningError);
       assert.equal(err.timedOut, true);
       assert.equal(err.provisioningStatus, 'PENDING_UPDATE');
-      assert.match(err.message, /is still PENDING_UPDATE, operating_status OFFLINE after 1000 ms/);
+      assert.match(err.message, /is still PENDING_UPDATE, operating_status OFFLINE after 3000 ms/);
       assert.ok(isRetryable(err));
       return true;
     },

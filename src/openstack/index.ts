@@ -65,6 +65,7 @@ export {
   whenActive,
   LoadBalancerChanges,
   provisioningPhase,
+  type KnownState,
   type ProvisioningPhase,
   type WaitOptions,
   type WaiterDeps,

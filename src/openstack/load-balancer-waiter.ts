@@ -111,6 +111,9 @@ export async function waitForActive(
   }
 }
 
+/** What the caller knows of a load balancer's provisioning status. */
+export type KnownState = 'active' | 'changed' | 'unknown';
+
 /**
  * A run of changes on one load balancer that waits only when it must: before a change while a
  * change of its own (or a status not known to be ACTIVE) may still be pending, and in
@@ -119,7 +122,7 @@ export async function waitForActive(
  * one poll delay after the change.
  *
  * @example
- * const changes = new LoadBalancerChanges(deps, lb.id, lb.provisioning_status === 'ACTIVE', { signal });
+ * const changes = new LoadBalancerChanges(deps, lb.id, lb.provisioning_status === 'ACTIVE' ? 'active' : 'unknown', { signal });
  * await changes.change(() => octavia.listeners.create({ ... }));
  * await changes.settle();
  */
@@ -130,10 +133,15 @@ export class LoadBalancerChanges {
   #active: boolean;
   #changed = false;
 
-  constructor(deps: WaiterDeps, lbId: string, knownActive: boolean, options: WaitOptions = {}) {
+  /**
+   * `known`: `active` when the caller has just seen it ACTIVE (in a list answer), `changed` right
+   * after the caller's own change (its create), `unknown` otherwise.
+   */
+  constructor(deps: WaiterDeps, lbId: string, known: KnownState, options: WaitOptions = {}) {
     this.#deps = deps;
     this.#lbId = lbId;
-    this.#active = knownActive;
+    this.#active = known === 'active';
+    this.#changed = known === 'changed';
     this.#options = options;
   }
 

@@ -11,6 +11,7 @@ import {
   LoadBalancerChanges,
   waitForActive,
   whenActive,
+  type KnownState,
   type WaitOptions,
   type WaiterDeps,
 } from './load-balancer-waiter.js';
@@ -139,10 +140,10 @@ export class OctaviaClient {
 
   /**
    * A run of changes on one load balancer that waits for ACTIVE only while a change may be
-   * pending; `knownActive` when the caller has just seen it ACTIVE (in a list answer).
+   * pending (see {@link KnownState}).
    */
-  changes(lbId: string, knownActive: boolean, options: WaitOptions = {}): LoadBalancerChanges {
-    return new LoadBalancerChanges(this.#waiter, lbId, knownActive, options);
+  changes(lbId: string, known: KnownState, options: WaitOptions = {}): LoadBalancerChanges {
+    return new LoadBalancerChanges(this.#waiter, lbId, known, options);
   }
 
   /** Run `change` once the load balancer is ACTIVE, retrying once on a 409 immutable. */

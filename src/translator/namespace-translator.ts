@@ -35,7 +35,12 @@ function ownerOf(ns: DeepReadonly<KubeObject>): Owner {
   return { kind: KIND, name: ns.metadata?.name ?? '', uid: ns.metadata?.uid ?? '' };
 }
 
-/** The network of namespace `name`, when it is ready. */
+/**
+ * The network of namespace `name`, when it is ready. What the namespace's own reconcile (or an
+ * earlier lookup) found is remembered per namespace uid, so a pod costs no lookups; a pod's port
+ * create that finds it gone makes it be looked up again, and the namespace's reconcile, which
+ * checks every resource on each pass, replaces it.
+ */
 export async function namespaceNetwork(
   ctx: TranslatorContext,
   name: string,
@@ -43,6 +48,8 @@ export async function namespaceNetwork(
   const ns = ctx.namespaces.get(toObjectKey(name));
   if (ns === undefined) return undefined;
   const owner = ownerOf(ns);
+  const known = ctx.namespaceNetworks.get(name);
+  if (known?.uid === owner.uid) return known.network;
   const c = ctx.settings.clusterId;
   const [network] = await findOwned<Network>(ctx.os.neutron.networks, identityOf(c, 'ns-net', owner));
   const [subnet] = await findOwned<Subnet>(ctx.os.neutron.subnets, identityOf(c, 'ns-subnet', owner));
@@ -51,7 +58,14 @@ export async function namespaceNetwork(
     identityOf(c, 'ns-sg', owner),
   );
   if (network === undefined || subnet === undefined || group === undefined) return undefined;
-  return { networkId: network.id, subnetId: subnet.id, securityGroupId: group.id };
+  const found = { networkId: network.id, subnetId: subnet.id, securityGroupId: group.id };
+  ctx.namespaceNetworks.set(name, { uid: owner.uid, network: found });
+  return found;
+}
+
+/** Look the network of namespace `name` up again next time (a call found it gone). */
+export function forgetNamespaceNetwork(ctx: TranslatorContext, name: string): void {
+  ctx.namespaceNetworks.delete(name);
 }
 
 /**
@@ -101,6 +115,14 @@ export async function reconcileNamespace(
     enable_dhcp: false,
   });
   await ensureRouterInterface(ctx.os, ctx.infra.routerId, subnet.resource.id);
+  ctx.namespaceNetworks.set(key, {
+    uid: owner.uid,
+    network: {
+      networkId: network.resource.id,
+      subnetId: subnet.resource.id,
+      securityGroupId: group.resource.id,
+    },
+  });
   ctx.status.managed(KIND, key);
   return done();
 }
@@ -111,6 +133,7 @@ async function teardown(
   ns: DeepReadonly<KubeObject> | undefined,
   ctx: TranslatorContext,
 ): Promise<HandlerResult> {
+  ctx.namespaceNetworks.delete(key);
   const c = ctx.settings.clusterId;
   const neutron = ctx.os.neutron;
   const byOwner = (role: Parameters<typeof roleTag>[0]): { tags: string[] } => ({

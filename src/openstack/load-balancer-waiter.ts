@@ -111,6 +111,9 @@ export async function waitForActive(
   }
 }
 
+/** How often a change refused as immutable is tried again (after a wait each time). */
+export const IMMUTABLE_RETRIES = 3;
+
 /** What the caller knows of a load balancer's provisioning status. */
 export type KnownState = 'active' | 'changed' | 'unknown';
 
@@ -145,20 +148,29 @@ export class LoadBalancerChanges {
     this.#options = options;
   }
 
-  /** Run `change` once the load balancer is ACTIVE (retried once on a 409 immutable). */
+  /**
+   * Run `change` once the load balancer is ACTIVE. A 409 immutable is retried after another wait
+   * that starts one poll delay later, up to {@link IMMUTABLE_RETRIES} times: Octavia marks the
+   * load balancer ACTIVE before the pool or listener a change touched, so on a loaded server the
+   * load balancer can look ready while the object is still PENDING_UPDATE for a second or two.
+   */
   async change<R>(change: () => Promise<R>): Promise<R> {
     await this.settle();
     try {
-      return await change();
-    } catch (err) {
-      if (!isOpenStackImmutable(err)) throw err;
-      this.#deps.logger.debug(
-        { loadBalancer: this.#lbId },
-        'octavia: load balancer became immutable; waiting and retrying once',
-      );
-      this.#active = false;
-      await this.settle();
-      return await change();
+      for (let retry = 1; ; retry++) {
+        try {
+          return await change();
+        } catch (err) {
+          if (!isOpenStackImmutable(err) || retry > IMMUTABLE_RETRIES) throw err;
+          this.#deps.logger.debug(
+            { loadBalancer: this.#lbId, retry },
+            'octavia: load balancer or its child is immutable; waiting and retrying',
+          );
+          this.#active = false;
+          this.#changed = true;
+          await this.settle();
+        }
+      }
     } finally {
       this.#active = false;
       this.#changed = true;

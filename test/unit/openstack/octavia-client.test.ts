@@ -277,3 +277,55 @@ test('provisioning statuses are ready, pending or failed', () => {
   assert.equal(provisioningPhase('ERROR'), 'failed');
   assert.equal(provisioningPhase('DELETED'), 'failed');
 });
+
+test('a run of changes on a load balancer known ACTIVE polls only after its own changes', async () => {
+  const server = await startOpenStackServer();
+  const { client, clock } = noauthClient(server.url);
+  server
+    .on('PUT /lb/v2/lbaas/pools/pool-1/members', { status: 202, body: '' })
+    .on('GET /lb/v2/lbaas/loadbalancers/lb-1', lb('ACTIVE'))
+    .on('PUT /lb/v2/lbaas/pools/pool-2/members', { status: 202, body: '' })
+    .on('GET /lb/v2/lbaas/loadbalancers/lb-1', lb('ACTIVE'));
+  const changes = client.octavia.changes('lb-1', 'active');
+  const members = [{ address: '10.0.0.7', protocol_port: 8080, subnet_id: 'sub-1' }];
+  const started = clock.now();
+  await drive(
+    (async () => {
+      await changes.change(() => client.octavia.members('pool-1').replaceAll(members));
+      await changes.change(() => client.octavia.members('pool-2').replaceAll(members));
+      await changes.settle();
+      await changes.settle();
+    })(),
+    clock,
+  );
+  server.assertConsumed();
+  // Each wait looks first one delay after the change (random() = 0: 900 ms), never at once.
+  assert.equal(clock.now() - started, 900 + 900);
+});
+
+test('a run that changes nothing makes no status call', async () => {
+  const server = await startOpenStackServer();
+  const { client, clock } = noauthClient(server.url);
+  await drive(client.octavia.changes('lb-1', 'active').settle(), clock);
+  server.assertConsumed();
+  assert.equal(server.requests.length, 0);
+});
+
+test('a change refused as immutable while the load balancer looks ACTIVE is retried after waits', async () => {
+  const server = await startOpenStackServer();
+  const { client, clock } = noauthClient(server.url);
+  server
+    .on('PUT /lb/v2/lbaas/pools/pool-1/members', immutable)
+    .on('GET /lb/v2/lbaas/loadbalancers/lb-1', lb('ACTIVE'))
+    .on('PUT /lb/v2/lbaas/pools/pool-1/members', immutable)
+    .on('GET /lb/v2/lbaas/loadbalancers/lb-1', lb('ACTIVE'))
+    .on('PUT /lb/v2/lbaas/pools/pool-1/members', { status: 202, body: '' });
+  const changes = client.octavia.changes('lb-1', 'active');
+  await drive(
+    changes.change(() =>
+      client.octavia.members('pool-1').replaceAll([{ address: '10.0.0.7', protocol_port: 8080 }]),
+    ),
+    clock,
+  );
+  server.assertConsumed();
+});

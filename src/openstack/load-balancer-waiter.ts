@@ -177,6 +177,10 @@ export class LoadBalancerChanges {
     }
   }
 
+  get loadBalancerId(): string {
+    return this.#lbId;
+  }
+
   /** Wait until the load balancer is ACTIVE, unless it is known to be. */
   async settle(): Promise<void> {
     if (this.#active) return;

@@ -50,8 +50,6 @@ export interface LoadBalancerCreate extends OctaviaCreate {
   vip_address?: string;
   provider?: string;
   flavor_id?: string;
-  /** Listeners (with their pools and members) created in the same call: one change, one wait. */
-  listeners?: ListenerInGraph[];
 }
 export type LoadBalancerUpdate = Partial<
   Pick<OctaviaCreate, 'name' | 'description' | 'admin_state_up' | 'tags'>
@@ -107,13 +105,7 @@ export interface PoolCreate extends OctaviaCreate {
   loadbalancer_id?: string;
   listener_id?: string;
   session_persistence?: SessionPersistence;
-  /** Members created with the pool, in the same call (a fully populated pool). */
-  members?: MemberCreate[];
 }
-/** A listener created with its load balancer, in the same call (a fully populated load balancer). */
-export type ListenerInGraph = Omit<ListenerCreate, 'loadbalancer_id' | 'default_pool_id'> & {
-  default_pool?: Omit<PoolCreate, 'loadbalancer_id' | 'listener_id'>;
-};
 export type PoolUpdate = Partial<
   Pick<
     PoolCreate,

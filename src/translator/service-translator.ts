@@ -16,11 +16,12 @@ import { isConflict, openStackFaultType } from '../errors/classify.js';
 import type { FloatingIp, FloatingIpCreate, Port, PortCreate } from '../openstack/neutron-types.js';
 import type { LoadBalancerChanges } from '../openstack/load-balancer-waiter.js';
 import type {
-  ListenerInGraph,
+  Listener,
   ListenerProtocol,
   LoadBalancer,
   Member,
   MemberCreate,
+  Pool,
   PoolProtocol,
 } from '../openstack/octavia-types.js';
 import { done, requeueAfter, type HandlerResult } from '../queue/handler-result.js';
@@ -96,33 +97,34 @@ export async function reconcileService(
   const wait = { timeoutMs: ctx.settings.loadBalancerTimeoutMs, signal: ctx.signal };
   const octavia = ctx.os.octavia;
   const [existing] = found.lbs.mine;
+  let changes: LoadBalancerChanges;
+  let children: Children | undefined;
   if (existing === undefined) {
-    // A new Service: the load balancer with its listeners, pools and members in one call.
-    const identity = identityOf(c, 'lb', owner);
+    // A new Service: nothing to list under the new load balancer. (Octavia's one-call create of a
+    // load balancer with its listeners and pools leaves those PENDING_CREATE for good in the lab's
+    // Octavia 11, and a pool created with members answers 500: they are created one by one.)
     const lb = await octavia.loadBalancers.create({
-      name: identity.name,
-      description: identity.description,
-      tags: identity.tags,
+      ...identityOf(c, 'lb', owner),
       vip_port_id: vip.id,
       vip_subnet_id: ctx.infra.serviceSubnetId,
       vip_address: clusterIP,
       ...(ctx.settings.loadBalancerProvider === undefined
         ? {}
         : { provider: ctx.settings.loadBalancerProvider }),
-      listeners: [...wanted].map(([suffix, port]) => listenerInGraph(ctx, svc, owner, suffix, port)),
     });
+    changes = octavia.changes(lb.id, 'changed', wait);
+    children = { listeners: [], pools: [] };
     ctx.status.pending(KIND, key, 'waiting for the load balancer');
-    await octavia.changes(lb.id, 'changed', wait).settle();
   } else {
-    ctx.status.pending(KIND, key, 'configuring listeners and members');
-    const changes = octavia.changes(
+    changes = octavia.changes(
       existing.id,
       existing.provisioning_status === 'ACTIVE' ? 'active' : 'unknown',
       wait,
     );
-    await syncListeners(ctx, svc, owner, existing.id, wanted, changes);
-    await changes.settle();
+    ctx.status.pending(KIND, key, 'configuring listeners and members');
   }
+  await syncListeners(ctx, svc, owner, wanted, changes, children);
+  await changes.settle();
   await syncFloatingIp(ctx, svc, owner, vip, found.fips.mine);
   ctx.status.managed(KIND, key);
   return done();
@@ -133,49 +135,33 @@ function protocolsOf(port: DeepReadonly<ServicePort>): { listener: ListenerProto
   return { listener, pool: listener === 'UDP' || listener === 'SCTP' ? listener : 'TCP' };
 }
 
-function listenerInGraph(
-  ctx: TranslatorContext,
-  svc: DeepReadonly<ServiceShape>,
-  owner: Owner,
-  suffix: string,
-  port: DeepReadonly<ServicePort>,
-): ListenerInGraph {
-  const c = ctx.settings.clusterId;
-  const listener = identityOf(c, 'listener', owner, suffix);
-  const pool = identityOf(c, 'pool', owner, suffix);
-  const protocols = protocolsOf(port);
-  return {
-    name: listener.name,
-    description: listener.description,
-    tags: listener.tags,
-    protocol: protocols.listener,
-    protocol_port: port.port,
-    default_pool: {
-      name: pool.name,
-      description: pool.description,
-      tags: pool.tags,
-      protocol: protocols.pool,
-      lb_algorithm: 'ROUND_ROBIN',
-      members: desiredMembers(ctx, svc, port),
-    },
-  };
+/** The listeners and pools of a Service's load balancer. */
+interface Children {
+  listeners: Listener[];
+  pools: Pool[];
 }
 
-/** Listeners, pools and members of an existing load balancer made equal to the Service's ports. */
+/**
+ * Listeners, pools and members of the load balancer made equal to the Service's ports;
+ * `known` when the caller knows them (none, under a load balancer it has just created).
+ */
 async function syncListeners(
   ctx: TranslatorContext,
   svc: DeepReadonly<ServiceShape>,
   owner: Owner,
-  lbId: string,
   wanted: Map<string, DeepReadonly<ServicePort>>,
   changes: LoadBalancerChanges,
+  known: Children | undefined,
 ): Promise<void> {
   const c = ctx.settings.clusterId;
   const octavia = ctx.os.octavia;
-  const [listeners, pools] = await Promise.all([
-    octavia.listeners.list({ tags: [clusterTag(c), roleTag('listener'), uidTag(owner.uid)] }),
-    octavia.pools.list({ tags: [clusterTag(c), roleTag('pool'), uidTag(owner.uid)] }),
-  ]);
+  const lbId = changes.loadBalancerId;
+  const { listeners, pools } = known ?? {
+    listeners: await octavia.listeners.list({
+      tags: [clusterTag(c), roleTag('listener'), uidTag(owner.uid)],
+    }),
+    pools: await octavia.pools.list({ tags: [clusterTag(c), roleTag('pool'), uidTag(owner.uid)] }),
+  };
   const suffixOf = (r: { description?: string | undefined }): string =>
     r.description?.split(':').at(-1) ?? '';
   for (const listener of listeners) {
@@ -204,15 +190,15 @@ async function syncListeners(
     if (pool === undefined) {
       const identity = identityOf(c, 'pool', owner, suffix);
       const listenerId = listener.id;
-      await changes.change(() =>
+      const created = await changes.change(() =>
         octavia.pools.create({
           ...identity,
           listener_id: listenerId,
           protocol: protocols.pool,
           lb_algorithm: 'ROUND_ROBIN',
-          members,
         }),
       );
+      await syncMembers(ctx, members, created.id, changes, []);
       continue;
     }
     await syncMembers(ctx, members, pool.id, changes);
@@ -299,9 +285,10 @@ async function syncMembers(
   wanted: MemberCreate[],
   poolId: string,
   changes: LoadBalancerChanges,
+  known?: Member[],
 ): Promise<void> {
   const octavia = ctx.os.octavia;
-  const current: Member[] = await octavia.members(poolId).list();
+  const current: Member[] = known ?? (await octavia.members(poolId).list());
   const id = (m: { address: string; protocol_port: number; subnet_id?: string | null }): string =>
     `${m.address}:${m.protocol_port}:${m.subnet_id ?? ''}`;
   const same = current.length === wanted.length && wanted.every((w) => current.some((m) => id(m) === id(w)));

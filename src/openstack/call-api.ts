@@ -22,6 +22,35 @@ export interface CallDeps {
   retry: RetryPolicy;
   timeoutMs: number;
   userAgent: string;
+  observe?: CallObserver;
+}
+
+/** One HTTP attempt, as reported to a {@link CallObserver}. */
+export interface CallRecord {
+  service: OpenStackService;
+  method: HttpMethod;
+  /** The path's collection names without ids or version: `ports`, `pools/members`, `ports/tags`. */
+  resource: string;
+  /** `ok`, the status (`404`, `409`, `500`, ...), or `transport` when no answer arrived. */
+  outcome: string;
+}
+
+/** Told of every attempt (retries count: each is a call the server sees). */
+export type CallObserver = (call: CallRecord) => void;
+
+const ID = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$|^[0-9a-f]{32}$/i;
+const VERSION_OR_PREFIX = /^(v\d+(\.\d+)?|lbaas)$/;
+
+/**
+ * The resource names of an API path, for metrics: ids, versions and `lbaas` left out, so the
+ * label has a handful of values.
+ *
+ * @example
+ * callResource('/v2/lbaas/pools/5f0c…/members'); // 'pools/members'
+ */
+export function callResource(path: string): string {
+  const names = path.split('/').filter((p) => p !== '' && !ID.test(p) && !VERSION_OR_PREFIX.test(p));
+  return names.length === 0 ? '/' : names.join('/');
 }
 
 export interface ApiCall {
@@ -93,6 +122,20 @@ export async function callApi(deps: CallDeps, call: ApiCall): Promise<ApiAnswer>
 }
 
 async function attemptOnce(deps: CallDeps, call: ApiCall): Promise<ApiAnswer> {
+  if (deps.observe === undefined) return attemptUnobserved(deps, call);
+  const record = { service: call.service, method: call.method, resource: callResource(call.path) };
+  try {
+    const answer = await attemptUnobserved(deps, call);
+    deps.observe({ ...record, outcome: 'ok' });
+    return answer;
+  } catch (err) {
+    const status = err instanceof OpenStackError ? err.status : undefined;
+    deps.observe({ ...record, outcome: status === undefined ? 'transport' : String(status) });
+    throw err;
+  }
+}
+
+async function attemptUnobserved(deps: CallDeps, call: ApiCall): Promise<ApiAnswer> {
   const headers: Record<string, string> = {
     accept: 'application/json',
     'user-agent': deps.userAgent,

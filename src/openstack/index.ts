@@ -63,8 +63,11 @@ export type * from './octavia-types.js';
 export {
   waitForActive,
   whenActive,
+  LoadBalancerChanges,
   provisioningPhase,
+  type KnownState,
   type ProvisioningPhase,
   type WaitOptions,
   type WaiterDeps,
 } from './load-balancer-waiter.js';
+export type { CallObserver, CallRecord } from './call-api.js';

@@ -3,14 +3,17 @@
  * be updated" to any change on a load balancer (or its listeners, pools, members) while it is
  * PENDING_*; each accepted change puts it back in PENDING_UPDATE until the driver is done.
  *
- * - {@link waitForActive} polls `provisioning_status` on the injected clock with growing delays
- *   until ACTIVE; ERROR or DELETED fail at once, and the deadline fails with the last status seen
+ * - {@link waitForActive} polls `provisioning_status` on the injected clock with the project's
+ *   {@link Backoff} (1 s growing to 5 s; right after a change the first look waits too) until ACTIVE; ERROR or DELETED fail at once, and the deadline fails with the last status seen
  *   (both as {@link OpenStackProvisioningError}). A 404 while waiting is thrown as it is.
  * - {@link whenActive} runs a change once the load balancer is ACTIVE and, when the change is
  *   refused as immutable anyway (another writer got in between), waits again and retries once.
+ * - {@link LoadBalancerChanges} does the same for a run of changes, waiting only while a change
+ *   may be pending.
  */
 import { isOpenStackImmutable } from '../errors/classify.js';
 import { sleep, type Clock } from '../util/clock.js';
+import { Backoff, type BackoffOptions } from '../watch/backoff.js';
 import type { Logger } from '../util/logger.js';
 import { OpenStackProvisioningError } from './openstack-error.js';
 import type { LoadBalancer, ProvisioningStatus } from './octavia-types.js';
@@ -50,19 +53,25 @@ export interface WaitOptions {
   /** Give up after this long; default 300 000 ms (an amphora can take minutes to boot). */
   timeoutMs?: number;
   signal?: AbortSignal;
+  /**
+   * A change was just accepted: the load balancer is PENDING_* for sure, so the first look is
+   * after the first delay, not at once.
+   */
+  afterChange?: boolean;
 }
 
 export interface WaiterDeps {
   get(id: string, options: { signal?: AbortSignal }): Promise<LoadBalancer>;
   clock: Clock;
   logger: Logger;
+  /** Jitter for the poll delays, in [0, 1). */
+  random?: () => number;
 }
 
-// The first poll comes soon (a noop or fast driver is done in about a second), later ones back
-// off to 5 s so a slow amphora boot costs a few dozen GETs, not hundreds.
-const FIRST_DELAY_MS = 250;
-const DELAY_FACTOR = 1.5;
-const MAX_DELAY_MS = 5_000;
+// The first look comes about when a fast driver is done (the noop driver and a loaded lab take
+// ~1 s per change); later ones back off to 5 s so a slow amphora boot costs a few dozen GETs, not
+// hundreds. Polling sooner only buys PENDING answers.
+const POLL: Omit<BackoffOptions, 'random'> = { initialMs: 1_000, factor: 1.5, maxMs: 5_000, jitter: 0.1 };
 const DEFAULT_TIMEOUT_MS = 300_000;
 
 /**
@@ -79,7 +88,8 @@ export async function waitForActive(
   const started = deps.clock.now();
   const deadline = started + (options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
   const signal = options.signal === undefined ? {} : { signal: options.signal };
-  let delay = FIRST_DELAY_MS;
+  const backoff = new Backoff({ ...POLL, ...(deps.random === undefined ? {} : { random: deps.random }) });
+  if (options.afterChange === true) await sleep(deps.clock, backoff.fail(), options.signal);
   for (;;) {
     const lb = await deps.get(lbId, signal);
     const phase = provisioningPhase(lb.provisioning_status);
@@ -97,8 +107,86 @@ export async function waitForActive(
         waitedMs: now - started,
       });
     }
-    await sleep(deps.clock, Math.min(delay, deadline - now), options.signal);
-    delay = Math.min(MAX_DELAY_MS, delay * DELAY_FACTOR);
+    await sleep(deps.clock, Math.min(backoff.fail(), deadline - now), options.signal);
+  }
+}
+
+/** How often a change refused as immutable is tried again (after a wait each time). */
+export const IMMUTABLE_RETRIES = 3;
+
+/** What the caller knows of a load balancer's provisioning status. */
+export type KnownState = 'active' | 'changed' | 'unknown';
+
+/**
+ * A run of changes on one load balancer that waits only when it must: before a change while a
+ * change of its own (or a status not known to be ACTIVE) may still be pending, and in
+ * {@link LoadBalancerChanges.settle}. A pass that changes nothing makes no status call at all;
+ * one that makes n changes waits n times (Octavia takes one change at a time), each wait starting
+ * one poll delay after the change.
+ *
+ * @example
+ * const changes = new LoadBalancerChanges(deps, lb.id, lb.provisioning_status === 'ACTIVE' ? 'active' : 'unknown', { signal });
+ * await changes.change(() => octavia.listeners.create({ ... }));
+ * await changes.settle();
+ */
+export class LoadBalancerChanges {
+  readonly #deps: WaiterDeps;
+  readonly #lbId: string;
+  readonly #options: WaitOptions;
+  #active: boolean;
+  #changed = false;
+
+  /**
+   * `known`: `active` when the caller has just seen it ACTIVE (in a list answer), `changed` right
+   * after the caller's own change (its create), `unknown` otherwise.
+   */
+  constructor(deps: WaiterDeps, lbId: string, known: KnownState, options: WaitOptions = {}) {
+    this.#deps = deps;
+    this.#lbId = lbId;
+    this.#active = known === 'active';
+    this.#changed = known === 'changed';
+    this.#options = options;
+  }
+
+  /**
+   * Run `change` once the load balancer is ACTIVE. A 409 immutable is retried after another wait
+   * that starts one poll delay later, up to {@link IMMUTABLE_RETRIES} times: Octavia marks the
+   * load balancer ACTIVE before the pool or listener a change touched, so on a loaded server the
+   * load balancer can look ready while the object is still PENDING_UPDATE for a second or two.
+   */
+  async change<R>(change: () => Promise<R>): Promise<R> {
+    await this.settle();
+    try {
+      for (let retry = 1; ; retry++) {
+        try {
+          return await change();
+        } catch (err) {
+          if (!isOpenStackImmutable(err) || retry > IMMUTABLE_RETRIES) throw err;
+          this.#deps.logger.debug(
+            { loadBalancer: this.#lbId, retry },
+            'octavia: load balancer or its child is immutable; waiting and retrying',
+          );
+          this.#active = false;
+          this.#changed = true;
+          await this.settle();
+        }
+      }
+    } finally {
+      this.#active = false;
+      this.#changed = true;
+    }
+  }
+
+  get loadBalancerId(): string {
+    return this.#lbId;
+  }
+
+  /** Wait until the load balancer is ACTIVE, unless it is known to be. */
+  async settle(): Promise<void> {
+    if (this.#active) return;
+    await waitForActive(this.#deps, this.#lbId, { ...this.#options, afterChange: this.#changed });
+    this.#active = true;
+    this.#changed = false;
   }
 }
 

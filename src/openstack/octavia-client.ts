@@ -7,7 +7,14 @@
  */
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/logger.js';
-import { waitForActive, whenActive, type WaitOptions, type WaiterDeps } from './load-balancer-waiter.js';
+import {
+  LoadBalancerChanges,
+  waitForActive,
+  whenActive,
+  type KnownState,
+  type WaitOptions,
+  type WaiterDeps,
+} from './load-balancer-waiter.js';
 import type { QueryParams, ServiceTransport } from './openstack-transport.js';
 import {
   RestCollection,
@@ -104,7 +111,7 @@ export class OctaviaClient {
   readonly #transport: ServiceTransport;
   readonly #waiter: WaiterDeps;
 
-  constructor(transport: ServiceTransport, deps: { clock: Clock; logger: Logger }) {
+  constructor(transport: ServiceTransport, deps: { clock: Clock; logger: Logger; random?: () => number }) {
     this.#transport = transport;
     this.loadBalancers = new LoadBalancerCollection(transport);
     this.listeners = new RestCollection(transport, spec('listeners', 'listener', 'listeners'));
@@ -117,6 +124,7 @@ export class OctaviaClient {
       get: (id, options) => this.loadBalancers.get(id, options),
       clock: deps.clock,
       logger: deps.logger,
+      ...(deps.random === undefined ? {} : { random: deps.random }),
     };
   }
 
@@ -128,6 +136,14 @@ export class OctaviaClient {
   /** Poll until the load balancer is ACTIVE; fails on ERROR, DELETED or the deadline. */
   waitForActive(lbId: string, options: WaitOptions = {}): Promise<LoadBalancer> {
     return waitForActive(this.#waiter, lbId, options);
+  }
+
+  /**
+   * A run of changes on one load balancer that waits for ACTIVE only while a change may be
+   * pending (see {@link KnownState}).
+   */
+  changes(lbId: string, known: KnownState, options: WaitOptions = {}): LoadBalancerChanges {
+    return new LoadBalancerChanges(this.#waiter, lbId, known, options);
   }
 
   /** Run `change` once the load balancer is ACTIVE, retrying once on a 409 immutable. */

@@ -7,7 +7,7 @@ import type { Dispatcher } from 'undici';
 import { systemClock, type Clock } from '../util/clock.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import { KeystoneSession, NoAuthSession, type AuthSession } from './auth-session.js';
-import type { CallDeps } from './call-api.js';
+import type { CallDeps, CallObserver } from './call-api.js';
 import { UndiciExchange, type HttpExchange } from './http-exchange.js';
 import { NeutronClient } from './neutron-client.js';
 import { OctaviaClient } from './octavia-client.js';
@@ -24,6 +24,8 @@ export interface OpenStackClientOptions {
   dispatcher?: Dispatcher;
   /** Replace the wire entirely (tests, instrumentation). */
   exchange?: HttpExchange;
+  /** Told of every HTTP attempt: service, method, resource and outcome (for metrics). */
+  onCall?: CallObserver;
 }
 
 /**
@@ -56,6 +58,7 @@ export class OpenStackClient {
       retry: config.retry,
       timeoutMs: config.timeoutMs,
       userAgent: config.userAgent,
+      ...(options.onCall === undefined ? {} : { observe: options.onCall }),
     };
     const { auth } = config;
     this.#session =
@@ -64,7 +67,7 @@ export class OpenStackClient {
         : new KeystoneSession({ ...config, auth }, deps);
     const transport = new OpenStackTransport(this.#session, deps);
     this.neutron = new NeutronClient(transport, { tagPortsOnCreate: config.tagPortsOnCreate });
-    this.octavia = new OctaviaClient(transport, { clock, logger });
+    this.octavia = new OctaviaClient(transport, { clock, logger, random: deps.random });
   }
 
   /** The project the client acts in (from the token, or the noauth configuration). */

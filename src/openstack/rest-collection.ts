@@ -76,6 +76,11 @@ export class RestCollection<T extends Identified, C extends object, U extends ob
     this.#spec = spec;
   }
 
+  /** Whether tags go in the create body: a created resource is never seen untagged. */
+  get tagsOnCreate(): boolean {
+    return this.#spec.tags === 'body';
+  }
+
   /** Create one resource; `tags` are applied the way the collection supports. */
   async create(input: C & { tags?: readonly string[] }, options: CallOptions = {}): Promise<T> {
     const { tags, ...rest } = input;

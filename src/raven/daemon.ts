@@ -466,7 +466,11 @@ export class Daemon {
   /** One built-in translator, with its own OpenStack client, until `signal` aborts. */
   async #runTranslator(config: TranslatorConfig, client: KubeClient, signal: AbortSignal): Promise<void> {
     const log = this.#log.child({ translator: config.name });
-    const openstack = new OpenStackClient(config.openstack, { clock: this.#clock, logger: log });
+    const openstack = new OpenStackClient(config.openstack, {
+      clock: this.#clock,
+      logger: log,
+      onCall: this.metrics.forOpenStack(config.name),
+    });
     const translator = new Translator({
       name: config.name,
       kube: client,

@@ -4,6 +4,7 @@
  * (CPU, memory, event-loop lag) are included with the same prefix.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { CallObserver } from '../openstack/call-api.js';
 import type { DeliveryMetrics } from './delivery/delivery-metrics.js';
 import type { WatcherStatus } from '../watch/watcher-events.js';
 
@@ -70,6 +71,12 @@ export class RavenMetrics {
     labelNames: ['handler'] as const,
     registers: [this.registry],
   });
+  readonly openStackCalls = new Counter({
+    name: 'raven_openstack_calls_total',
+    help: 'HTTP calls a translator made to OpenStack (each retry counts), by service, method, resource (the path without ids) and outcome (ok, the HTTP status, or transport).',
+    labelNames: ['translator', 'service', 'method', 'resource', 'outcome'] as const,
+    registers: [this.registry],
+  });
   readonly leader = new Gauge({
     name: 'raven_leader',
     help: '1 while this replica leads (always 1 without leader election).',
@@ -133,6 +140,11 @@ export class RavenMetrics {
   /** Report a translator's managed / pending / failing objects as raven_translator_objects. */
   watchTranslator(name: string, counts: () => Record<string, number>): void {
     this.#translatorCounts.set(name, counts);
+  }
+
+  /** The OpenStack client's call observer for one translator. */
+  forOpenStack(translator: string): CallObserver {
+    return (call) => this.openStackCalls.inc({ translator, ...call });
   }
 
   /** The delivery layer's hooks for one sink. */

@@ -3,7 +3,10 @@
  * its description (the identity written in the create call itself). A resource found only
  * by description — created, then the process died before its tags were written — is adopted: its
  * tags are written now. So a crash between any two calls neither leaks a resource (the next pass
- * or the garbage collector finds it) nor creates it twice.
+ * or the garbage collector finds it) nor creates it twice. Collections that take tags in the create
+ * call itself (ports, Octavia) never hold an untagged resource of ours: the description is not
+ * looked up there. A caller that has already listed by a wider tag set (every uid of an owner)
+ * passes that list, and no call is made to find.
  */
 import type { Filters } from '../openstack/rest-collection.js';
 import type { Identity } from './identity.js';
@@ -13,6 +16,8 @@ export interface Collection<T, C> {
   list(filters?: Filters): Promise<T[]>;
   create(input: C & { tags?: readonly string[] }): Promise<T>;
   setTags?(id: string, tags: readonly string[]): Promise<string[]>;
+  /** Tags are written by the create call itself. */
+  readonly tagsOnCreate?: boolean;
 }
 
 interface Described {
@@ -27,12 +32,15 @@ export async function findOwned<T extends Described>(
   collection: Collection<T, never>,
   identity: Identity,
   filters: Filters = {},
+  listed?: readonly T[],
 ): Promise<T[]> {
-  const tagged = await collection.list({ ...filters, tags: identity.tags });
+  const tagged =
+    listed?.filter((r) => identity.tags.every((t) => r.tags?.includes(t) === true)) ??
+    (await collection.list({ ...filters, tags: identity.tags }));
   const matching = tagged.filter(
     (r) => r.description === undefined || r.description === identity.description,
   );
-  if (matching.length > 0) return matching;
+  if (matching.length > 0 || collection.tagsOnCreate === true) return matching;
   // Untagged (the process died between create and tagging): the description written at create names it.
   const described = await collection.list({ ...filters, description: identity.description });
   const adopted: T[] = [];
@@ -52,8 +60,9 @@ export async function ensureOwned<T extends Described, C extends object>(
   body: C,
   filters: Filters = {},
   withName = true,
+  listed?: readonly T[],
 ): Promise<{ resource: T; created: boolean; duplicates: T[] }> {
-  const found = await findOwned(collection as unknown as Collection<T, never>, identity, filters);
+  const found = await findOwned(collection as unknown as Collection<T, never>, identity, filters, listed);
   const [first, ...rest] = found;
   if (first !== undefined) return { resource: first, created: false, duplicates: rest };
   const resource = await collection.create({

@@ -8,6 +8,7 @@ import type { KubeObject } from '../client/kube-object.js';
 import type { OpenStackClient } from '../openstack/openstack-client.js';
 import type { Logger } from '../util/logger.js';
 import type { Infrastructure } from './infrastructure.js';
+import type { NamespaceNetwork } from './namespace-translator.js';
 import type { TranslatorSettings } from './settings.js';
 import type { TranslationStatus } from './translation-status.js';
 
@@ -30,6 +31,8 @@ export interface TranslatorContext {
   endpointSlices: StoreReader<KubeObject>;
   patch: PatchObject;
   status: TranslationStatus;
+  /** What the translator knows of each namespace's network (by namespace name, for one uid). */
+  namespaceNetworks: Map<string, { uid: string; network: NamespaceNetwork }>;
   logger: Logger;
   signal: AbortSignal;
 }

@@ -1,6 +1,7 @@
 /**
  * Namespace → a network, a subnet allocated from the pod subnet pool and attached to the router,
- * and a security group (members may reach each other; the service subnet may reach them).
+ * and a security group (members may reach each other; the service subnet may reach them) whose
+ * rules are made equal to that on every pass.
  * A namespace that is gone or terminating is taken apart in dependency order once its pods' ports
  * are gone: router interface, subnet, network, security group.
  */
@@ -20,6 +21,7 @@ import { ensureOwned, findOwned } from './adopt.js';
 import type { TranslatorContext } from './context.js';
 import { identityOf, ownerTag, clusterTag, roleTag, type Owner } from './identity.js';
 import { ensureRouterInterface, removeRouterInterface } from './infrastructure.js';
+import { DEFAULT_EGRESS, syncRules, type RuleSpec } from './security-group-rules.js';
 
 const KIND = 'Namespace';
 
@@ -33,7 +35,12 @@ function ownerOf(ns: DeepReadonly<KubeObject>): Owner {
   return { kind: KIND, name: ns.metadata?.name ?? '', uid: ns.metadata?.uid ?? '' };
 }
 
-/** The network of namespace `name`, when it is ready. */
+/**
+ * The network of namespace `name`, when it is ready. What the namespace's own reconcile (or an
+ * earlier lookup) found is remembered per namespace uid, so a pod costs no lookups; a pod's port
+ * create that finds it gone makes it be looked up again, and the namespace's reconcile, which
+ * checks every resource on each pass, replaces it.
+ */
 export async function namespaceNetwork(
   ctx: TranslatorContext,
   name: string,
@@ -41,6 +48,8 @@ export async function namespaceNetwork(
   const ns = ctx.namespaces.get(toObjectKey(name));
   if (ns === undefined) return undefined;
   const owner = ownerOf(ns);
+  const known = ctx.namespaceNetworks.get(name);
+  if (known?.uid === owner.uid) return known.network;
   const c = ctx.settings.clusterId;
   const [network] = await findOwned<Network>(ctx.os.neutron.networks, identityOf(c, 'ns-net', owner));
   const [subnet] = await findOwned<Subnet>(ctx.os.neutron.subnets, identityOf(c, 'ns-subnet', owner));
@@ -49,7 +58,26 @@ export async function namespaceNetwork(
     identityOf(c, 'ns-sg', owner),
   );
   if (network === undefined || subnet === undefined || group === undefined) return undefined;
-  return { networkId: network.id, subnetId: subnet.id, securityGroupId: group.id };
+  const found = { networkId: network.id, subnetId: subnet.id, securityGroupId: group.id };
+  ctx.namespaceNetworks.set(name, { uid: owner.uid, network: found });
+  return found;
+}
+
+/** Look the network of namespace `name` up again next time (a call found it gone). */
+export function forgetNamespaceNetwork(ctx: TranslatorContext, name: string): void {
+  ctx.namespaceNetworks.delete(name);
+}
+
+/**
+ * A namespace group's rules: members of the namespace reach each other, the service subnet (load
+ * balancers) reaches them, and everything may go out (Neutron's defaults for a new group).
+ */
+export function namespaceRules(groupId: string, serviceCidr: string): RuleSpec[] {
+  return [
+    ...DEFAULT_EGRESS,
+    { direction: 'ingress', ethertype: 'IPv4', remote_group_id: groupId },
+    { direction: 'ingress', ethertype: 'IPv4', remote_ip_prefix: serviceCidr },
+  ];
 }
 
 export async function reconcileNamespace(
@@ -66,21 +94,14 @@ export async function reconcileNamespace(
     identityOf(c, 'ns-sg', owner),
     {},
   );
-  if (group.created) {
-    // Members of the namespace reach each other; the service subnet (load balancers) reaches them.
-    await neutron.securityGroupRules.create({
-      security_group_id: group.resource.id,
-      direction: 'ingress',
-      ethertype: 'IPv4',
-      remote_group_id: group.resource.id,
-    });
-    await neutron.securityGroupRules.create({
-      security_group_id: group.resource.id,
-      direction: 'ingress',
-      ethertype: 'IPv4',
-      remote_ip_prefix: ctx.settings.serviceCidr,
-    });
-  }
+  // Every pass, not only the one that created the group: a rule lost to a timeout or a crash
+  // between the group and its rules is put back.
+  await syncRules(
+    neutron.securityGroupRules,
+    group.resource.id,
+    namespaceRules(group.resource.id, ctx.settings.serviceCidr),
+    group.resource.security_group_rules,
+  );
   const network = await ensureOwned<Network, NetworkCreate>(
     neutron.networks,
     identityOf(c, 'ns-net', owner),
@@ -94,6 +115,14 @@ export async function reconcileNamespace(
     enable_dhcp: false,
   });
   await ensureRouterInterface(ctx.os, ctx.infra.routerId, subnet.resource.id);
+  ctx.namespaceNetworks.set(key, {
+    uid: owner.uid,
+    network: {
+      networkId: network.resource.id,
+      subnetId: subnet.resource.id,
+      securityGroupId: group.resource.id,
+    },
+  });
   ctx.status.managed(KIND, key);
   return done();
 }
@@ -104,6 +133,7 @@ async function teardown(
   ns: DeepReadonly<KubeObject> | undefined,
   ctx: TranslatorContext,
 ): Promise<HandlerResult> {
+  ctx.namespaceNetworks.delete(key);
   const c = ctx.settings.clusterId;
   const neutron = ctx.os.neutron;
   const byOwner = (role: Parameters<typeof roleTag>[0]): { tags: string[] } => ({

@@ -1,6 +1,6 @@
 /**
  * Pod → a Neutron port on its namespace's subnet: device_owner `raven:pod`, device_id the pod's
- * uid, the namespace's security group, tags. The port's id, MAC and IPs are recorded on the pod in
+ * uid, the namespace's security group (put back on every pass if changed), tags. The port's id, MAC and IPs are recorded on the pod in
  * the annotation `raven.openstack.org/port`, where a CNI plugin can read them; the annotation is
  * written with the resourceVersion it was decided on, so it never overwrites a newer pod.
  * Ports of a pod that is gone (or was re-created under the same name) are deleted.
@@ -8,13 +8,14 @@
 import type { KubeObject } from '../client/kube-object.js';
 import type { DeepReadonly } from '../cache/deep-freeze.js';
 import { toObjectKey } from '../cache/object-key.js';
+import { isInvalid, isNotFound } from '../errors/classify.js';
 import { portAddresses } from '../openstack/neutron-client.js';
 import type { Port, PortCreate } from '../openstack/neutron-types.js';
 import { done, requeueAfter, type HandlerResult } from '../queue/handler-result.js';
 import { ensureOwned } from './adopt.js';
 import { asShape, type TranslatorContext } from './context.js';
-import { clusterTag, identityOf, ownerTag, roleTag } from './identity.js';
-import { namespaceNetwork } from './namespace-translator.js';
+import { clusterTag, identityOf, ownerTag, roleTag, uidTag } from './identity.js';
+import { forgetNamespaceNetwork, namespaceNetwork } from './namespace-translator.js';
 
 const KIND = 'Pod';
 export const PORT_ANNOTATION = 'raven.openstack.org/port';
@@ -35,13 +36,12 @@ export async function reconcilePod(key: string, ctx: TranslatorContext): Promise
   const pod = asShape<PodShape>(ctx.pods.get(toObjectKey(key)));
   const uid = wantsPort(pod) ? pod.metadata?.uid : undefined;
   const c = ctx.settings.clusterId;
-  // Ports of this name that belong to another (earlier) pod are stale.
+  // One list for every port of this name: this pod's, and stale ones of another (earlier) pod.
   const ports = await ctx.os.neutron.ports.list({
     tags: [clusterTag(c), roleTag('pod-port'), ownerTag(key)],
   });
-  for (const port of ports)
-    if (uid === undefined || !port.tags?.includes(`raven.u=${uid}`))
-      await ctx.os.neutron.ports.delete(port.id);
+  const mine = ports.filter((p) => uid !== undefined && p.tags?.includes(uidTag(uid)) === true);
+  for (const port of ports) if (!mine.includes(port)) await ctx.os.neutron.ports.delete(port.id);
   if (uid === undefined || pod === undefined) {
     ctx.status.forget(KIND, key);
     return done();
@@ -53,13 +53,31 @@ export async function reconcilePod(key: string, ctx: TranslatorContext): Promise
     return requeueAfter(1_000);
   }
   const identity = identityOf(c, 'pod-port', { kind: KIND, namespace, name: pod.metadata?.name ?? '', uid });
-  const { resource: port } = await ensureOwned<Port, PortCreate>(ctx.os.neutron.ports, identity, {
-    network_id: net.networkId,
-    fixed_ips: [{ subnet_id: net.subnetId }],
-    device_owner: DEVICE_OWNER,
-    device_id: uid,
-    security_groups: [net.securityGroupId],
-  });
+  const groups = [net.securityGroupId];
+  let port: Port;
+  try {
+    ({ resource: port } = await ensureOwned<Port, PortCreate>(
+      ctx.os.neutron.ports,
+      identity,
+      {
+        network_id: net.networkId,
+        fixed_ips: [{ subnet_id: net.subnetId }],
+        device_owner: DEVICE_OWNER,
+        device_id: uid,
+        security_groups: groups,
+      },
+      {},
+      true,
+      mine,
+    ));
+  } catch (error) {
+    // The remembered network, subnet or group may be gone (removed behind our back): look again.
+    if (isNotFound(error) || isInvalid(error)) forgetNamespaceNetwork(ctx, namespace);
+    throw error;
+  }
+  // The port's groups are owned too: put back on every pass, not only at create.
+  if (!sameMembers(port.security_groups ?? [], groups))
+    port = await ctx.os.neutron.ports.update(port.id, { security_groups: groups });
   const { mac, ips } = portAddresses(port);
   const annotation = JSON.stringify({ id: port.id, mac, ips, subnetId: net.subnetId });
   if (pod.metadata?.annotations?.[PORT_ANNOTATION] !== annotation) {
@@ -72,6 +90,10 @@ export async function reconcilePod(key: string, ctx: TranslatorContext): Promise
   }
   ctx.status.managed(KIND, key);
   return done();
+}
+
+function sameMembers(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((x) => b.includes(x));
 }
 
 /** The port IP of a pod, from its annotation (what the translator recorded). */

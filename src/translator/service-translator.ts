@@ -2,7 +2,8 @@
  * Service → an Octavia load balancer whose VIP is the Service's clusterIP, on a Neutron port on the
  * service subnet that the translator creates; one listener and one pool per Service port; pool
  * members from the Service's EndpointSlices (a member is the pod's Neutron port address when the
- * endpoint names its pod, else the endpoint address); and, when an external network is configured,
+ * endpoint names a pod — left out while that pod is gone or has no port — and the endpoint address
+ * when it names none); and, when an external network is configured,
  * a floating IP on the VIP port for `externalIPs` (the first one is requested) or type LoadBalancer
  * (whose status then shows the address). Every Octavia change waits for the load balancer to be
  * ACTIVE. A Service that is gone, headless or ExternalName is taken apart: floating IP, load
@@ -13,6 +14,7 @@ import { toObjectKey } from '../cache/object-key.js';
 import type { KubeObject } from '../client/kube-object.js';
 import { isConflict, openStackFaultType } from '../errors/classify.js';
 import type { FloatingIp, FloatingIpCreate, Port, PortCreate } from '../openstack/neutron-types.js';
+import type { LoadBalancerChanges } from '../openstack/load-balancer-waiter.js';
 import type {
   Listener,
   ListenerProtocol,
@@ -20,6 +22,7 @@ import type {
   Member,
   MemberCreate,
   Pool,
+  PoolProtocol,
 } from '../openstack/octavia-types.js';
 import { done, requeueAfter, type HandlerResult } from '../queue/handler-result.js';
 import { ensureOwned } from './adopt.js';
@@ -65,7 +68,9 @@ export async function reconcileService(
 ): Promise<HandlerResult | undefined> {
   const svc = asShape<ServiceShape>(ctx.services.get(toObjectKey(key)));
   const uid = wantsLoadBalancer(svc) ? svc.metadata?.uid : undefined;
-  const gone = await removeStale(key, uid, ctx);
+  // One list per role, for every uid of this name: this Service's resources and stale ones.
+  const found = await listOwned(key, uid, ctx);
+  const gone = await removeStale(key, found, ctx);
   if (gone === 'waiting') return requeueAfter(1_000);
   if (uid === undefined || svc === undefined) {
     ctx.status.forget(KIND, key);
@@ -79,7 +84,7 @@ export async function reconcileService(
     uid,
   };
   const clusterIP = svc.spec?.clusterIP ?? '';
-  const vip = await ensureVipPort(ctx, owner, clusterIP);
+  const vip = await ensureVipPort(ctx, owner, clusterIP, found.vips.mine);
   if (vip === undefined) {
     ctx.status.failing(
       KIND,
@@ -88,79 +93,141 @@ export async function reconcileService(
     );
     return requeueAfter(30_000);
   }
+  const wanted = new Map((svc.spec?.ports ?? []).map((p) => [listenerKey(p), p]));
+  const wait = { timeoutMs: ctx.settings.loadBalancerTimeoutMs, signal: ctx.signal };
   const octavia = ctx.os.octavia;
-  const { resource: created } = await ensureOwned<LoadBalancer, object>(
-    octavia.loadBalancers,
-    identityOf(c, 'lb', owner),
-    {
+  const [existing] = found.lbs.mine;
+  let changes: LoadBalancerChanges;
+  let children: Children | undefined;
+  if (existing === undefined) {
+    // A new Service: nothing to list under the new load balancer. (Octavia's one-call create of a
+    // load balancer with its listeners and pools leaves those PENDING_CREATE for good in the lab's
+    // Octavia 11, and a pool created with members answers 500: they are created one by one.)
+    const lb = await octavia.loadBalancers.create({
+      ...identityOf(c, 'lb', owner),
       vip_port_id: vip.id,
       vip_subnet_id: ctx.infra.serviceSubnetId,
       vip_address: clusterIP,
       ...(ctx.settings.loadBalancerProvider === undefined
         ? {}
         : { provider: ctx.settings.loadBalancerProvider }),
-    },
-  );
-  const wait = { timeoutMs: ctx.settings.loadBalancerTimeoutMs, signal: ctx.signal };
-  const lb = await octavia.waitForActive(created.id, wait);
-  ctx.status.pending(KIND, key, 'configuring listeners and members');
-
-  const wanted = new Map((svc.spec?.ports ?? []).map((p) => [listenerKey(p), p]));
-  const listeners = await octavia.listeners.list({ tags: [clusterTag(c), roleTag('listener'), uidTag(uid)] });
-  for (const listener of listeners) {
-    const suffix = listener.description?.split(':').at(-1) ?? '';
-    if (!wanted.has(suffix)) {
-      // Octavia cannot filter pools by listener; a listener names its pool.
-      const poolId = listener.default_pool_id;
-      if (poolId !== undefined && poolId !== null)
-        await octavia.whenActive(lb.id, () => octavia.pools.delete(poolId), wait);
-      await octavia.whenActive(lb.id, () => octavia.listeners.delete(listener.id), wait);
-    }
-  }
-  for (const [suffix, port] of wanted) {
-    const protocol = (port.protocol ?? 'TCP') as ListenerProtocol;
-    const listener = await octavia.whenActive(
-      lb.id,
-      async () =>
-        (
-          await ensureOwned<Listener, object>(octavia.listeners, identityOf(c, 'listener', owner, suffix), {
-            loadbalancer_id: lb.id,
-            protocol,
-            protocol_port: port.port,
-          })
-        ).resource,
+    });
+    changes = octavia.changes(lb.id, 'changed', wait);
+    children = { listeners: [], pools: [] };
+    ctx.status.pending(KIND, key, 'waiting for the load balancer');
+  } else {
+    changes = octavia.changes(
+      existing.id,
+      existing.provisioning_status === 'ACTIVE' ? 'active' : 'unknown',
       wait,
     );
-    const pool = await octavia.whenActive(
-      lb.id,
-      async () =>
-        (
-          await ensureOwned<Pool, object>(octavia.pools, identityOf(c, 'pool', owner, suffix), {
-            listener_id: listener.id,
-            protocol: protocol === 'UDP' || protocol === 'SCTP' ? protocol : 'TCP',
-            lb_algorithm: 'ROUND_ROBIN',
-          })
-        ).resource,
-      wait,
-    );
-    await syncMembers(ctx, svc, port, pool.id, lb.id);
+    ctx.status.pending(KIND, key, 'configuring listeners and members');
   }
-  await syncFloatingIp(ctx, svc, owner, vip);
+  await syncListeners(ctx, svc, owner, wanted, changes, children);
+  await changes.settle();
+  await syncFloatingIp(ctx, svc, owner, vip, found.fips.mine);
   ctx.status.managed(KIND, key);
   return done();
 }
 
+function protocolsOf(port: DeepReadonly<ServicePort>): { listener: ListenerProtocol; pool: PoolProtocol } {
+  const listener = (port.protocol ?? 'TCP') as ListenerProtocol;
+  return { listener, pool: listener === 'UDP' || listener === 'SCTP' ? listener : 'TCP' };
+}
+
+/** The listeners and pools of a Service's load balancer. */
+interface Children {
+  listeners: Listener[];
+  pools: Pool[];
+}
+
+/**
+ * Listeners, pools and members of the load balancer made equal to the Service's ports;
+ * `known` when the caller knows them (none, under a load balancer it has just created).
+ */
+async function syncListeners(
+  ctx: TranslatorContext,
+  svc: DeepReadonly<ServiceShape>,
+  owner: Owner,
+  wanted: Map<string, DeepReadonly<ServicePort>>,
+  changes: LoadBalancerChanges,
+  known: Children | undefined,
+): Promise<void> {
+  const c = ctx.settings.clusterId;
+  const octavia = ctx.os.octavia;
+  const lbId = changes.loadBalancerId;
+  const { listeners, pools } = known ?? {
+    listeners: await octavia.listeners.list({
+      tags: [clusterTag(c), roleTag('listener'), uidTag(owner.uid)],
+    }),
+    pools: await octavia.pools.list({ tags: [clusterTag(c), roleTag('pool'), uidTag(owner.uid)] }),
+  };
+  const suffixOf = (r: { description?: string | undefined }): string =>
+    r.description?.split(':').at(-1) ?? '';
+  for (const listener of listeners) {
+    if (wanted.has(suffixOf(listener))) continue;
+    // Octavia cannot filter pools by listener; a listener names its pool.
+    const poolId = listener.default_pool_id;
+    if (poolId !== undefined && poolId !== null) await changes.change(() => octavia.pools.delete(poolId));
+    await changes.change(() => octavia.listeners.delete(listener.id));
+  }
+  for (const [suffix, port] of wanted) {
+    const protocols = protocolsOf(port);
+    const members = desiredMembers(ctx, svc, port);
+    let listener = listeners.find((l) => suffixOf(l) === suffix);
+    if (listener === undefined) {
+      const identity = identityOf(c, 'listener', owner, suffix);
+      listener = await changes.change(() =>
+        octavia.listeners.create({
+          ...identity,
+          loadbalancer_id: lbId,
+          protocol: protocols.listener,
+          protocol_port: port.port,
+        }),
+      );
+    }
+    const pool = pools.find((p) => suffixOf(p) === suffix);
+    if (pool === undefined) {
+      const identity = identityOf(c, 'pool', owner, suffix);
+      const listenerId = listener.id;
+      const created = await changes.change(() =>
+        octavia.pools.create({
+          ...identity,
+          listener_id: listenerId,
+          protocol: protocols.pool,
+          lb_algorithm: 'ROUND_ROBIN',
+        }),
+      );
+      await syncMembers(ctx, members, created.id, changes, []);
+      continue;
+    }
+    await syncMembers(ctx, members, pool.id, changes);
+  }
+}
+
 /** The VIP port holding the clusterIP; undefined when someone else's port holds it. */
-async function ensureVipPort(ctx: TranslatorContext, owner: Owner, ip: string): Promise<Port | undefined> {
+async function ensureVipPort(
+  ctx: TranslatorContext,
+  owner: Owner,
+  ip: string,
+  listed: readonly Port[],
+): Promise<Port | undefined> {
   const identity = identityOf(ctx.settings.clusterId, 'vip-port', owner);
   try {
     return (
-      await ensureOwned<Port, PortCreate>(ctx.os.neutron.ports, identity, {
-        network_id: ctx.infra.serviceNetworkId,
-        fixed_ips: [{ subnet_id: ctx.infra.serviceSubnetId, ip_address: ip }],
-        device_owner: 'raven:vip',
-        device_id: owner.uid,
-      })
+      await ensureOwned<Port, PortCreate>(
+        ctx.os.neutron.ports,
+        identity,
+        {
+          network_id: ctx.infra.serviceNetworkId,
+          fixed_ips: [{ subnet_id: ctx.infra.serviceSubnetId, ip_address: ip }],
+          device_owner: 'raven:vip',
+          device_id: owner.uid,
+        },
+        {},
+        true,
+        listed,
+      )
     ).resource;
   } catch (error) {
     if (!isConflict(error) || openStackFaultType(error) !== 'IpAddressAlreadyAllocated') throw error;
@@ -188,18 +255,24 @@ function desiredMembers(
     for (const endpoint of slice.endpoints ?? []) {
       if (endpoint.conditions?.ready === false) continue;
       const ref = endpoint.targetRef;
-      const pod =
-        ref?.kind === 'Pod' && ref.name !== undefined
-          ? ctx.pods.get(toObjectKey(`${ref.namespace ?? namespace}/${ref.name}`))
-          : undefined;
-      const fromPort = podPortAddress(pod);
-      const address = fromPort?.ip ?? endpoint.addresses[0];
+      if (ref?.kind === 'Pod' && ref.name !== undefined) {
+        // A pod's member is its Neutron port. A pod that is gone (the slice lags its deletion)
+        // or has no port yet is left out: its endpoint address is not on any Neutron subnet and
+        // may already be another pod's. The pod's port being recorded triggers this Service again.
+        const pod = ctx.pods.get(toObjectKey(`${ref.namespace ?? namespace}/${ref.name}`));
+        const fromPort = podPortAddress(pod);
+        if (fromPort === undefined) continue;
+        members.set(`${fromPort.ip}:${slicePort.port}`, {
+          address: fromPort.ip,
+          protocol_port: slicePort.port,
+          subnet_id: fromPort.subnetId,
+        });
+        continue;
+      }
+      // An endpoint that names no pod (an address outside the cluster) is used as it is.
+      const address = endpoint.addresses[0];
       if (address === undefined) continue;
-      members.set(`${address}:${slicePort.port}`, {
-        address,
-        protocol_port: slicePort.port,
-        ...(fromPort === undefined ? {} : { subnet_id: fromPort.subnetId }),
-      });
+      members.set(`${address}:${slicePort.port}`, { address, protocol_port: slicePort.port });
     }
   }
   return [...members.values()].sort((a, b) =>
@@ -209,21 +282,18 @@ function desiredMembers(
 
 async function syncMembers(
   ctx: TranslatorContext,
-  svc: DeepReadonly<ServiceShape>,
-  port: DeepReadonly<ServicePort>,
+  wanted: MemberCreate[],
   poolId: string,
-  lbId: string,
+  changes: LoadBalancerChanges,
+  known?: Member[],
 ): Promise<void> {
   const octavia = ctx.os.octavia;
-  const wanted = desiredMembers(ctx, svc, port);
-  const current: Member[] = await octavia.members(poolId).list();
+  const current: Member[] = known ?? (await octavia.members(poolId).list());
   const id = (m: { address: string; protocol_port: number; subnet_id?: string | null }): string =>
     `${m.address}:${m.protocol_port}:${m.subnet_id ?? ''}`;
   const same = current.length === wanted.length && wanted.every((w) => current.some((m) => id(m) === id(w)));
   if (same) return;
-  const wait = { timeoutMs: ctx.settings.loadBalancerTimeoutMs, signal: ctx.signal };
-  await octavia.whenActive(lbId, () => octavia.members(poolId).replaceAll(wanted), wait);
-  await octavia.waitForActive(lbId, wait);
+  await changes.change(() => octavia.members(poolId).replaceAll(wanted));
 }
 
 async function syncFloatingIp(
@@ -231,14 +301,14 @@ async function syncFloatingIp(
   svc: DeepReadonly<ServiceShape>,
   owner: Owner,
   vip: Port,
+  listed: readonly FloatingIp[],
 ): Promise<void> {
   const external = ctx.settings.externalNetworkId;
   const identity = identityOf(ctx.settings.clusterId, 'fip', owner);
   const wanted =
     external !== undefined && ((svc.spec?.externalIPs?.length ?? 0) > 0 || svc.spec?.type === 'LoadBalancer');
   if (!wanted) {
-    for (const fip of await ctx.os.neutron.floatingIps.list({ tags: identity.tags }))
-      await ctx.os.neutron.floatingIps.delete(fip.id);
+    for (const fip of listed) await ctx.os.neutron.floatingIps.delete(fip.id);
     return;
   }
   const requested = svc.spec?.externalIPs?.[0];
@@ -252,6 +322,7 @@ async function syncFloatingIp(
     },
     {},
     false,
+    listed,
   );
   if (fip.port_id !== vip.id) await ctx.os.neutron.floatingIps.associate(fip.id, vip.id);
   if (
@@ -271,33 +342,57 @@ async function syncFloatingIp(
   }
 }
 
+interface Partitioned<T> {
+  mine: T[];
+  stale: T[];
+}
+
+interface OwnedResources {
+  fips: Partitioned<FloatingIp>;
+  lbs: Partitioned<LoadBalancer>;
+  vips: Partitioned<Port>;
+}
+
+/** What was made for the Service `key`, split into this uid's (`keep`) and any other's. */
+async function listOwned(
+  key: string,
+  keep: string | undefined,
+  ctx: TranslatorContext,
+): Promise<OwnedResources> {
+  const c = ctx.settings.clusterId;
+  const owned = (role: Role): { tags: string[] } => ({ tags: [clusterTag(c), roleTag(role), ownerTag(key)] });
+  const split = <T extends { tags?: string[] | undefined }>(list: T[]): Partitioned<T> => {
+    const mine = list.filter((r) => keep !== undefined && (r.tags ?? []).includes(uidTag(keep)));
+    return { mine, stale: list.filter((r) => !mine.includes(r)) };
+  };
+  const [fips, lbs, vips] = await Promise.all([
+    ctx.os.neutron.floatingIps.list(owned('fip')),
+    ctx.os.octavia.loadBalancers.list(owned('lb')),
+    ctx.os.neutron.ports.list(owned('vip-port')),
+  ]);
+  return { fips: split(fips), lbs: split(lbs), vips: split(vips) };
+}
+
 /**
- * Remove what was made for the Service `key` under any uid but `keep`, in dependency order.
+ * Remove what was made for the Service `key` under another uid, in dependency order.
  * 'waiting' while a load balancer is still being deleted (its VIP port must outlive it).
  */
 async function removeStale(
   key: string,
-  keep: string | undefined,
+  found: OwnedResources,
   ctx: TranslatorContext,
 ): Promise<'clean' | 'waiting'> {
-  const c = ctx.settings.clusterId;
-  const owned = (role: Role): { tags: string[] } => ({ tags: [clusterTag(c), roleTag(role), ownerTag(key)] });
-  const stale = <T extends { tags?: string[] | undefined }>(list: T[]): T[] =>
-    list.filter((r) => keep === undefined || !(r.tags ?? []).includes(uidTag(keep)));
   const neutron = ctx.os.neutron;
   const octavia = ctx.os.octavia;
-  for (const fip of stale(await neutron.floatingIps.list(owned('fip'))))
-    await neutron.floatingIps.delete(fip.id);
-  const lbs = stale(await octavia.loadBalancers.list(owned('lb')));
-  for (const lb of lbs) {
-    if (lb.provisioning_status === 'PENDING_DELETE') continue;
+  for (const fip of found.fips.stale) await neutron.floatingIps.delete(fip.id);
+  for (const lb of found.lbs.stale) {
     if (lb.provisioning_status?.startsWith('PENDING') === true) continue;
     await octavia.loadBalancers.delete(lb.id, { cascade: true });
   }
-  if (lbs.length > 0) {
+  if (found.lbs.stale.length > 0) {
     ctx.status.pending(KIND, key, 'waiting for the old load balancer to be deleted');
     return 'waiting';
   }
-  for (const port of stale(await neutron.ports.list(owned('vip-port')))) await neutron.ports.delete(port.id);
+  for (const port of found.vips.stale) await neutron.ports.delete(port.id);
   return 'clean';
 }

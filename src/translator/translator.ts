@@ -106,6 +106,7 @@ export class Translator {
       endpointSlices: slices.store,
       patch: this.#patcher(),
       status: this.status,
+      namespaceNetworks: new Map(),
       logger: this.#log,
       signal,
     };
@@ -129,8 +130,14 @@ export class Translator {
         }
       };
     const common = { clock: this.#clock, logger: this.#log, workers: this.#o.settings.workers };
-    const byNamespace = (o: DeepReadonly<KubeObject>): ObjectKey[] =>
-      o.metadata?.namespace === undefined ? [] : [makeObjectKey(o.metadata.namespace)];
+    // A namespace waits for its pods' ports only while it is being taken apart: a pod's change
+    // concerns its namespace only then (otherwise every pod event would re-check the network).
+    const byNamespace = (o: DeepReadonly<KubeObject>): ObjectKey[] => {
+      const name = o.metadata?.namespace;
+      if (name === undefined) return [];
+      const ns = namespaces.store.get(makeObjectKey(name));
+      return ns === undefined || ns.metadata?.deletionTimestamp !== undefined ? [makeObjectKey(name)] : [];
+    };
     const namespaceController = new Controller({
       ...common,
       name: 'namespaces',

@@ -10,11 +10,13 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { createOpenStackClient, type OpenStackClient } from '../../src/openstack/openstack-client.js';
+import type { SecurityGroupRule } from '../../src/openstack/neutron-types.js';
 import { parseDescription } from '../../src/translator/identity.js';
 import { PORT_ANNOTATION } from '../../src/translator/pod-translator.js';
 import { privateCluster, freshNamespace } from '../harness/test-cluster.js';
 import type { ControlPlane } from '../harness/control-plane.js';
 import { freshProject, sharedLab } from '../harness/openstack/test-lab.js';
+import { HttpInterceptor } from '../harness/http-interceptor.js';
 import { TcpProxy } from '../harness/tcp-proxy.js';
 import {
   httpGet,
@@ -81,6 +83,21 @@ ${options.external === undefined ? '' : `    externalNetworkId: ${options.extern
 `;
 }
 
+/** A rule as the test reads it (what it allows, written out). */
+function ruleText(r: SecurityGroupRule): string {
+  const ports =
+    r.protocol === null || r.protocol === undefined
+      ? ''
+      : ` ${r.protocol}${r.port_range_min === null || r.port_range_min === undefined ? '' : `:${r.port_range_min}-${r.port_range_max ?? ''}`}`;
+  const from =
+    r.remote_group_id !== null && r.remote_group_id !== undefined
+      ? ` from group ${r.remote_group_id}`
+      : r.remote_ip_prefix !== null && r.remote_ip_prefix !== undefined
+        ? ` from ${r.remote_ip_prefix}`
+        : ' any';
+  return `${r.direction} ${r.ethertype}${ports}${from}`;
+}
+
 /** Everything in OpenStack that belongs to `cluster`, by its description. */
 async function owned(os: OpenStackClient, cluster: string) {
   const mine = <T extends { description?: string }>(list: T[]) =>
@@ -128,13 +145,27 @@ async function problems(os: OpenStackClient, cluster: string, plane: ControlPlan
   const expectOne = (what: string, found: unknown[]): void => {
     if (found.length !== 1) out.push(`${what}: ${found.length} found, expected exactly 1`);
   };
+  const groupOf = new Map<string, string>();
   for (const ns of namespaces) {
     expectOne(`network of namespace ${ns.metadata.name}`, count(state.networks, 'ns-net', ns.metadata.uid));
     expectOne(`subnet of namespace ${ns.metadata.name}`, count(state.subnets, 'ns-subnet', ns.metadata.uid));
-    expectOne(
-      `security group of namespace ${ns.metadata.name}`,
-      count(state.groups, 'ns-sg', ns.metadata.uid),
-    );
+    const groups = count(state.groups, 'ns-sg', ns.metadata.uid);
+    expectOne(`security group of namespace ${ns.metadata.name}`, groups);
+    const group = groups[0]?.r;
+    if (group !== undefined) groupOf.set(ns.metadata.name, group.id);
+    if (group !== undefined) {
+      const rules = (group.security_group_rules ?? []).map(ruleText).sort();
+      const want = [
+        'egress IPv4 any',
+        'egress IPv6 any',
+        `ingress IPv4 from group ${group.id}`,
+        `ingress IPv4 from ${SERVICE_CIDR}`,
+      ].sort();
+      if (JSON.stringify(rules) !== JSON.stringify(want))
+        out.push(
+          `rules of namespace ${ns.metadata.name}'s group: ${rules.join('; ')} instead of ${want.join('; ')}`,
+        );
+    }
   }
   const podIp = new Map<string, string>();
   for (const pod of pods) {
@@ -145,6 +176,14 @@ async function problems(os: OpenStackClient, cluster: string, plane: ControlPlan
     if (port === undefined) continue;
     if (port.device_id !== pod.metadata.uid || port.device_owner !== 'raven:pod')
       out.push(`port of pod ${key} does not identify the pod`);
+    const wantGroup = groupOf.get(pod.metadata.namespace ?? '');
+    if (
+      JSON.stringify(port.security_groups ?? []) !==
+      JSON.stringify(wantGroup === undefined ? [] : [wantGroup])
+    )
+      out.push(
+        `port of pod ${key} is in groups ${(port.security_groups ?? []).join(',')}, not its namespace's`,
+      );
     const recorded = pod.metadata.annotations?.[PORT_ANNOTATION];
     const ip = port.fixed_ips[0]?.ip_address ?? '';
     podIp.set(key, ip);
@@ -180,7 +219,8 @@ async function problems(os: OpenStackClient, cluster: string, plane: ControlPlan
           s.metadata.labels?.['kubernetes.io/service-name'] === svc.metadata.name,
       )
       .flatMap((s) => s.endpoints ?? [])
-      .map((e) => podIp.get(`${svc.metadata.namespace ?? ''}/${e.targetRef?.name ?? ''}`) ?? '')
+      // An endpoint naming a pod that is gone is no member (not even with the endpoint's address).
+      .flatMap((e) => podIp.get(`${svc.metadata.namespace ?? ''}/${e.targetRef?.name ?? ''}`) ?? [])
       .sort();
     for (const l of count(state.listeners, 'listener', uid)) {
       const poolId = l.r.default_pool_id;
@@ -236,7 +276,8 @@ async function converge(
       return last.length === 0;
     },
     {
-      timeoutMs: 240_000,
+      // A safety net only: on a loaded 2-core machine Neutron on SQLite answers in seconds.
+      timeoutMs: 600_000,
       show: () =>
         `${last.join('\n')}\n--- raven log tail:\n${raven.stderr().split('\n').slice(-30).join('\n')}`,
     },
@@ -261,7 +302,7 @@ const pod = (name: string) => ({
 
 test(
   'OpenStack follows the cluster through changes, a SIGKILL and deletions made while Raven is down',
-  { timeout: 900_000 },
+  { timeout: 2_400_000 },
   async (t) => {
     const { lab, project, os } = await labSetup(t);
     const plane = await privateCluster();
@@ -340,14 +381,8 @@ test(
     // Kill Raven; while it is down, delete a pod, a service and a whole namespace, and add a pod.
     raven.kill('SIGKILL');
     await raven.exited;
+    // The slice still names p2 (as a slice lags a pod's deletion): p2 must not stay a member.
     await ok(plane.adminRequest('DELETE', `/api/v1/namespaces/${a}/pods/p2`));
-    await ok(
-      plane.adminRequest(
-        'PUT',
-        `/apis/discovery.k8s.io/v1/namespaces/${a}/endpointslices/web-manual`,
-        slice('web', ['p4']),
-      ),
-    );
     await ok(plane.adminRequest('DELETE', `/api/v1/namespaces/${b}/services/api`));
     await ok(plane.adminRequest('DELETE', `/api/v1/namespaces/${b}`));
     await create(`/api/v1/namespaces/${a}/pods`, pod('p5'));
@@ -379,6 +414,48 @@ test(
       0,
       'only the kubernetes Service keeps a load balancer',
     );
+    raven.kill('SIGTERM');
+    assert.equal((await raven.exited).code, 0);
+  },
+);
+
+test(
+  'a SIGKILL between a namespace security group and its rules is repaired: every rule is in place after the restart',
+  { timeout: 600_000 },
+  async (t) => {
+    const { lab, project, os } = await labSetup(t);
+    const plane = await privateCluster();
+    t.after(() => plane.stop());
+    // Neutron cannot be told to fail one call on demand: a proxy in front of it kills Raven when
+    // the first rule create arrives, before Neutron sees it.
+    const neutron = await HttpInterceptor.start(lab.neutronUrl);
+    t.after(() => neutron.close());
+    const clusterId = `e2e-${randomBytes(3).toString('hex')}`;
+    const dir = await tempDir(t);
+    const cfg = await writeConfig(
+      dir,
+      config({ clusterId, project, neutron: neutron.url, octavia: lab.octaviaUrl }),
+    );
+    const ns = await freshNamespace(plane, 'rules');
+    await ok(plane.adminRequest('POST', `/api/v1/namespaces/${ns}/pods`, pod('p1')));
+    let raven = startRaven(['run', '-c', cfg], { kubeconfig: plane.kubeconfig });
+    t.after(() => raven.kill('SIGKILL'));
+    neutron.arm({
+      method: 'POST',
+      path: /^\/v2\.0\/security-group-rules$/,
+      action: () => raven.kill('SIGKILL'),
+    });
+    await raven.exited;
+    assert.equal(neutron.armed, false, 'Raven died at the rule create');
+    // The kill landed between the group and its rules: a group of ours has only Neutron's defaults.
+    const groups = (await owned(os, clusterId)).groups.filter((g) => g.d.role === 'ns-sg');
+    assert.ok(groups.length > 0, 'a namespace security group was created before the kill');
+    assert.ok(
+      groups.some((g) => !(g.r.security_group_rules ?? []).some((r) => r.direction === 'ingress')),
+      'a group was left without its ingress rules',
+    );
+    raven = startRaven(['run', '-c', cfg], { kubeconfig: plane.kubeconfig });
+    await converge(os, clusterId, plane, raven, 'every namespace group has its rules after the restart');
     raven.kill('SIGTERM');
     assert.equal((await raven.exited).code, 0);
   },

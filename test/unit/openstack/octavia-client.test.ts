@@ -103,7 +103,7 @@ test('delete can cascade, and a load balancer already gone is done', async () =>
   assert.equal(server.requests[1]?.url, '/lb/v2/lbaas/loadbalancers/lb-1');
 });
 
-test('waitForActive polls through PENDING_UPDATE with growing delays until ACTIVE', async () => {
+test("waitForActive polls through PENDING_UPDATE with the backoff's growing delays until ACTIVE", async () => {
   const server = await startOpenStackServer();
   const { client, clock } = noauthClient(server.url);
   server
@@ -115,7 +115,8 @@ test('waitForActive polls through PENDING_UPDATE with growing delays until ACTIV
   const active = await drive(client.octavia.waitForActive('lb-1', { timeoutMs: 60_000 }), clock);
   assert.equal(active.provisioning_status, 'ACTIVE');
   server.assertConsumed();
-  assert.equal(clock.now() - started, 250 + 375 + 562.5);
+  // random() = 0: each delay is 10 % under 1 s, 1.5 s, 2.25 s.
+  assert.equal(clock.now() - started, 900 + 1350 + 2025);
 });
 
 test('waitForActive fails at once on ERROR, naming the status', async () => {
@@ -144,12 +145,12 @@ test('waitForActive gives up at the deadline with the last status', async () => 
   const { client, clock } = noauthClient(server.url);
   for (let i = 0; i < 4; i++) server.on('GET /lb/v2/lbaas/loadbalancers/lb-1', lb('PENDING_UPDATE'));
   await assert.rejects(
-    drive(client.octavia.waitForActive('lb-1', { timeoutMs: 1_000 }), clock),
+    drive(client.octavia.waitForActive('lb-1', { timeoutMs: 3_000 }), clock),
     (err: unknown) => {
       assert.ok(err instanceof OpenStackProvisioningError);
       assert.equal(err.timedOut, true);
       assert.equal(err.provisioningStatus, 'PENDING_UPDATE');
-      assert.match(err.message, /is still PENDING_UPDATE, operating_status OFFLINE after 1000 ms/);
+      assert.match(err.message, /is still PENDING_UPDATE, operating_status OFFLINE after 3000 ms/);
       assert.ok(isRetryable(err));
       return true;
     },
@@ -275,4 +276,56 @@ test('provisioning statuses are ready, pending or failed', () => {
   assert.equal(provisioningPhase('PENDING_UPDATE'), 'pending');
   assert.equal(provisioningPhase('ERROR'), 'failed');
   assert.equal(provisioningPhase('DELETED'), 'failed');
+});
+
+test('a run of changes on a load balancer known ACTIVE polls only after its own changes', async () => {
+  const server = await startOpenStackServer();
+  const { client, clock } = noauthClient(server.url);
+  server
+    .on('PUT /lb/v2/lbaas/pools/pool-1/members', { status: 202, body: '' })
+    .on('GET /lb/v2/lbaas/loadbalancers/lb-1', lb('ACTIVE'))
+    .on('PUT /lb/v2/lbaas/pools/pool-2/members', { status: 202, body: '' })
+    .on('GET /lb/v2/lbaas/loadbalancers/lb-1', lb('ACTIVE'));
+  const changes = client.octavia.changes('lb-1', 'active');
+  const members = [{ address: '10.0.0.7', protocol_port: 8080, subnet_id: 'sub-1' }];
+  const started = clock.now();
+  await drive(
+    (async () => {
+      await changes.change(() => client.octavia.members('pool-1').replaceAll(members));
+      await changes.change(() => client.octavia.members('pool-2').replaceAll(members));
+      await changes.settle();
+      await changes.settle();
+    })(),
+    clock,
+  );
+  server.assertConsumed();
+  // Each wait looks first one delay after the change (random() = 0: 900 ms), never at once.
+  assert.equal(clock.now() - started, 900 + 900);
+});
+
+test('a run that changes nothing makes no status call', async () => {
+  const server = await startOpenStackServer();
+  const { client, clock } = noauthClient(server.url);
+  await drive(client.octavia.changes('lb-1', 'active').settle(), clock);
+  server.assertConsumed();
+  assert.equal(server.requests.length, 0);
+});
+
+test('a change refused as immutable while the load balancer looks ACTIVE is retried after waits', async () => {
+  const server = await startOpenStackServer();
+  const { client, clock } = noauthClient(server.url);
+  server
+    .on('PUT /lb/v2/lbaas/pools/pool-1/members', immutable)
+    .on('GET /lb/v2/lbaas/loadbalancers/lb-1', lb('ACTIVE'))
+    .on('PUT /lb/v2/lbaas/pools/pool-1/members', immutable)
+    .on('GET /lb/v2/lbaas/loadbalancers/lb-1', lb('ACTIVE'))
+    .on('PUT /lb/v2/lbaas/pools/pool-1/members', { status: 202, body: '' });
+  const changes = client.octavia.changes('lb-1', 'active');
+  await drive(
+    changes.change(() =>
+      client.octavia.members('pool-1').replaceAll([{ address: '10.0.0.7', protocol_port: 8080 }]),
+    ),
+    clock,
+  );
+  server.assertConsumed();
 });

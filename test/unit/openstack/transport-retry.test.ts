@@ -3,7 +3,10 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { isOpenStackUnavailable, isTooManyRequests } from '../../../src/errors/classify.js';
+import type { CallRecord } from '../../../src/openstack/call-api.js';
+import { createOpenStackClient } from '../../../src/openstack/openstack-client.js';
 import { OpenStackError } from '../../../src/openstack/openstack-error.js';
+import { FakeClock } from '../../../src/testing/fake-clock.js';
 import { HANG, drive, neutronError, startOpenStackServer } from './openstack-server.js';
 import { noauthClient, testClient } from './helpers.js';
 
@@ -122,4 +125,30 @@ test('a closed client fails at once and does not retry', async () => {
   });
   assert.equal(server.requests.length, 0);
   assert.equal(logger.records.filter((r) => r.msg === 'openstack call failed; retrying').length, 0);
+});
+
+test('every attempt is reported to the call observer with its resource and outcome', async () => {
+  const server = await startOpenStackServer();
+  const clock = new FakeClock(Date.parse('2025-01-01T00:00:00Z'));
+  const calls: CallRecord[] = [];
+  const client = createOpenStackClient(
+    {
+      auth: { type: 'noauth', projectId: 'p-noauth' },
+      endpoints: { network: `${server.url}/network`, loadBalancer: `${server.url}/lb` },
+    },
+    { clock, random: () => 0, onCall: (call) => calls.push(call) },
+  );
+  const id = '5f0c2a4e-1b7d-4c3e-9a55-0123456789ab';
+  server
+    .on(`GET /network/v2.0/ports/${id}`, unavailable)
+    .on(`GET /network/v2.0/ports/${id}`, { status: 200, body: { port: { id } } })
+    .on(`GET /lb/v2/lbaas/pools/${id}/members`, { status: 200, body: { members: [] } });
+  await drive(client.neutron.ports.get(id), clock);
+  await drive(client.octavia.members(id).list(), clock);
+  server.assertConsumed();
+  assert.deepEqual(calls, [
+    { service: 'network', method: 'GET', resource: 'ports', outcome: '503' },
+    { service: 'network', method: 'GET', resource: 'ports', outcome: 'ok' },
+    { service: 'load-balancer', method: 'GET', resource: 'pools/members', outcome: 'ok' },
+  ]);
 });

@@ -5,6 +5,7 @@
  */
 import { get } from 'node:http';
 import { clientNodeConfig, loadClientNode, loadFluentClient, type KubeObjectLike } from '../lib/peers.js';
+import { EXPIRED_RESOURCE_VERSION } from '../lib/pod-server.js';
 import { loadRaven, ravenClient } from '../lib/raven.js';
 
 export interface InformerTarget {
@@ -18,6 +19,8 @@ export interface Contestant {
   name: string;
   description: string;
   node22?: boolean;
+  /** Changes the handler must see; default every listed pod and every event. */
+  expected?(target: InformerTarget): number;
   prepare(target: InformerTarget): Promise<() => Promise<number>>;
 }
 
@@ -186,7 +189,82 @@ const fluentWatch: Contestant = {
   },
 };
 
+/** The floor of a relist: GET the whole list and `JSON.parse` it. */
+const parseList: Contestant = {
+  name: 'parse-list',
+  description:
+    'node:http: GET the whole list and `JSON.parse` it (what a relist that parses every item costs)',
+  expected: () => 0,
+  prepare: (target) =>
+    Promise.resolve(async () => {
+      const list = await getJson(`${target.url}${PATH}`);
+      if (list.items.length !== target.listed) throw new Error(`listed ${list.items.length} pods`);
+      return 0;
+    }),
+};
+
+/**
+ * A relist of an unchanged collection: a watcher that knows every listed pod at its
+ * resourceVersion (a resume, decoded before the clock starts) is told its resourceVersion expired
+ * and relists; it must deliver nothing. `watchList`: the relist is a streaming list, else pages.
+ */
+function ravenRelist(name: string, description: string, watchList: boolean): Contestant {
+  return {
+    name,
+    description,
+    expected: () => 0,
+    prepare: async (target) => {
+      const raven = await loadRaven();
+      const client = await ravenClient(raven, target.kubeconfig);
+      // What a watcher needs to know of each object to tell a relist's unchanged items: its key,
+      // uid and resourceVersion (a watcher keeps the rest off the heap, or not at all).
+      const items = (await getJson(`${target.url}${PATH}`)).items.map((item) => ({
+        metadata: {
+          namespace: item.metadata?.namespace,
+          name: item.metadata?.name,
+          uid: item.metadata?.uid,
+          resourceVersion: item.metadata?.resourceVersion,
+        },
+      }));
+      return async () => {
+        const watcher = raven.watch({
+          transport: client,
+          path: PATH,
+          watchList,
+          resume: { resourceVersion: EXPIRED_RESOURCE_VERSION, objects: items as never[] },
+        });
+        let changes = 0;
+        for await (const event of watcher) {
+          if (event.type === 'synced') break;
+          if (event.type === 'added' || event.type === 'modified' || event.type === 'deleted') changes++;
+          if (
+            event.type === 'error' &&
+            event.status.relists === 0 &&
+            !/expired|too old/i.test(event.error.message)
+          )
+            throw event.error;
+        }
+        if (watcher.status().relists !== 1)
+          throw new Error(`${watcher.status().relists} relists, expected 1`);
+        await client.destroy();
+        return changes;
+      };
+    },
+  };
+}
+
 export const contestants: readonly Contestant[] = [
+  parseList,
+  ravenRelist(
+    'raven-relist',
+    'Raven `watch()` relisting an unchanged collection it knows (paginated list, 500 per page)',
+    false,
+  ),
+  ravenRelist(
+    'raven-relist-stream',
+    'Raven `watch()` relisting an unchanged collection it knows (streaming list)',
+    true,
+  ),
   rawMap,
   ravenShared(
     'raven-informer',

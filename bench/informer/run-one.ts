@@ -14,7 +14,7 @@ async function main(): Promise<void> {
   const meter = new Meter();
   const count = await run();
   const measurement = meter.stop();
-  const expected = target.listed + target.events;
+  const expected = contestant.expected?.(target) ?? target.listed + target.events;
   if (count !== expected) throw new Error(`${name} handled ${count} changes, expected ${expected}`);
   reportResult({ ...measurement, changes: count });
 }

@@ -5,7 +5,7 @@
  */
 
 export interface KubeObjectLike {
-  metadata?: { name?: string; namespace?: string; resourceVersion?: string };
+  metadata?: { name?: string; namespace?: string; uid?: string; resourceVersion?: string };
 }
 
 export interface ClientNodeKubeConfig {

@@ -11,7 +11,8 @@
  *   modifies the next one; with none, the first `population` events add pods and the rest modify
  *   them. Every event has a new resourceVersion.
  * - a watch from any other resourceVersion (a client resuming after the stream ended): headers,
- *   then nothing until the client goes away, so no contestant reads the stream twice.
+ *   then nothing until the client goes away, so no contestant reads the stream twice; from
+ *   {@link EXPIRED_RESOURCE_VERSION}, an ERROR event with a 410 Status (the client must relist).
  *
  * Lines are made on the fly from per-pod templates (the resourceVersion spliced in), so a stream of
  * a million events needs no memory, and written in 64 KiB chunks as a busy apiserver's arrive.
@@ -21,6 +22,17 @@ import type { AddressInfo } from 'node:net';
 import { makePod } from './pod-fixture.js';
 
 const CHUNK_BYTES = 64 * 1024;
+
+/** A watch from this resourceVersion is answered 410 Expired (a relist's benchmark starts there). */
+export const EXPIRED_RESOURCE_VERSION = '1';
+const EXPIRED = {
+  kind: 'Status',
+  apiVersion: 'v1',
+  status: 'Failure',
+  message: 'too old resource version: 1',
+  reason: 'Expired',
+  code: 410,
+};
 const PLACEHOLDER = '@@RV@@';
 
 export interface PodCollectionOptions {
@@ -137,7 +149,11 @@ function watch(collection: PodCollection, q: URLSearchParams, res: ServerRespons
   res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
   const from = q.get('resourceVersion') ?? '';
   const initial = q.get('sendInitialEvents') === 'true';
-  if (from !== '' && from !== '0' && from !== collection.listResourceVersion) {
+  if (from === EXPIRED_RESOURCE_VERSION && !initial) {
+    res.end(`${JSON.stringify({ type: 'ERROR', object: EXPIRED })}\n`); // compacted: the client must relist
+    return;
+  }
+  if (!initial && from !== '' && from !== '0' && from !== collection.listResourceVersion) {
     res.flushHeaders(); // a resume: hold open, say nothing
     return;
   }

@@ -4,13 +4,17 @@
  * watcher listed, handler modules loaded) and stops with status 0. The examples are copied to a
  * temporary directory so their relative paths (checkpoints, audit files) are written there; a
  * local HTTP receiver stands in for every chat, webhook and broker URL through the environment
- * variables the examples read; the cluster's kubeconfig and context replace theirs.
+ * variables the examples read, and real PostgreSQL, NATS and Redis servers (started from Debian's
+ * packages) for the streaming sinks' URLs; the cluster's kubeconfig and context replace theirs.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cp, readdir } from 'node:fs/promises';
+import { cp, readdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { HttpReceiver } from '../harness/http-receiver.js';
+import { NatsServer } from '../harness/nats-server.js';
+import { PostgresServer } from '../harness/postgres-server.js';
+import { RedisServer } from '../harness/redis-server.js';
 import { sharedCluster } from '../harness/test-cluster.js';
 import { runRaven, startRaven, tempDir, waitReady } from './daemon-process.js';
 
@@ -35,6 +39,23 @@ for (const name of configs) {
     t.after(() => receiver.close());
     const dir = await tempDir(t);
     await cp(examples, dir, { recursive: true });
+    const text = await readFile(join(examples, 'configs', name), 'utf8');
+    const servers: Record<string, string> = {};
+    if (text.includes('${PG_URL')) {
+      const postgres = await PostgresServer.start();
+      t.after(() => postgres.stop());
+      servers.PG_URL = postgres.url();
+    }
+    if (text.includes('${NATS_URL')) {
+      const nats = await NatsServer.start();
+      t.after(() => nats.stop());
+      servers.NATS_URL = nats.url;
+    }
+    if (text.includes('${REDIS_URL')) {
+      const redis = await RedisServer.start();
+      t.after(() => redis.stop());
+      servers.REDIS_URL = redis.url();
+    }
     const raven = startRaven(
       [
         'run',
@@ -60,6 +81,7 @@ for (const name of configs) {
           RAVEN_CHECKPOINT: join(dir, 'raven-state.db'),
           // A standby behind a lease left by another run is ready too; its own name keeps it apart.
           POD_NAME: `examples-${process.pid}`,
+          ...servers,
         },
       },
     );

@@ -1,7 +1,7 @@
 /**
  * The watch layer's public surface. Re-exports only.
  */
-export { watch, Watcher, type WatcherOptions, type WatchTransport } from './watcher.js';
+export { watch, Watcher, type WatcherOptions, type WatchTransport, type WatchEncoding } from './watcher.js';
 export { watchResource, ScopedWatcher, type WatchResourceOptions } from './watch-resource.js';
 export { onEvents, type WatchHandlers } from './on-events.js';
 export type { WatcherEvent, WatcherStatus, WatcherPhase } from './watcher-events.js';
@@ -9,6 +9,7 @@ export { Backoff, type BackoffOptions } from './backoff.js';
 export { decodeWatchEvents, type DecodeWatchOptions } from './decode/decode-watch-events.js';
 export { decodeList, ListStream, type DecodeListOptions, type ListResult } from './decode/decode-list.js';
 export type { WatchEvent } from './decode/watch-event.js';
+export { decodeCbor, CborError, type DecodeCborOptions } from './decode/cbor.js';
 export type { ObjectPeek, WatchEventPeek } from './decode/peek.js';
 export { StreamDecodeError } from './decode/stream-decode-error.js';
 export { parseLabelSelector } from './scope/parse-label-selector.js';

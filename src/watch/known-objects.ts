@@ -15,6 +15,7 @@
  * consumer reads it (see {@link KnownObjects.previous}).
  */
 import { utf8 } from './decode/bytes.js';
+import { decodeCbor } from './decode/cbor.js';
 import { parseBytesWithoutManagedFields } from './decode/drop-managed-fields.js';
 import type { ObjectPeek } from './decode/peek.js';
 import type { KubeObject } from './decode/watch-event.js';
@@ -26,6 +27,8 @@ export interface Known {
   bytes: Uint8Array | undefined;
   /** Whether `bytes` hold a whole watch event (`{"type":...,"object":{...}}`) rather than the object. */
   inEvent: boolean;
+  /** Whether `bytes` are CBOR (a watch of `encoding: 'cbor'`) rather than JSON. */
+  cbor: boolean;
   /** An object handed over as is (a resume's objects), when objects are kept. */
   object: KubeObject | undefined;
 }
@@ -42,6 +45,8 @@ export function keyOf(
 /** Where an object came from: the bytes it was decoded from (a view that may be reused). */
 export interface ObjectSource {
   bytes: Uint8Array;
+  /** The bytes are CBOR, not JSON. */
+  cbor?: boolean;
 }
 
 export interface KnownObjectsOptions {
@@ -96,6 +101,7 @@ export class KnownObjects<T extends KubeObject> {
       uid: object.metadata?.uid,
       bytes: kept,
       inEvent,
+      cbor: source?.cbor === true,
       object: this.#keep && kept === undefined ? object : undefined,
     });
   }
@@ -107,6 +113,7 @@ export class KnownObjects<T extends KubeObject> {
     known.uid = object.metadata?.uid;
     known.bytes = kept;
     known.inEvent = inEvent;
+    known.cbor = source?.cbor === true;
     known.object = this.#keep && kept === undefined ? object : undefined;
   }
 
@@ -125,15 +132,15 @@ export class KnownObjects<T extends KubeObject> {
    * remembered; undefined when objects are not kept. Take it before `known` is updated.
    */
   previous(known: Known): () => T | undefined {
-    const { bytes, inEvent, object } = known;
+    const { bytes, inEvent, cbor, object } = known;
     if (bytes === undefined) return () => object as T | undefined;
     let parsed: T | undefined;
-    return () => (parsed ??= this.#parse(bytes, inEvent));
+    return () => (parsed ??= this.#parse(bytes, inEvent, cbor));
   }
 
   /** The last known state, or a stub carrying what is known when objects are not kept. */
   lastState(key: string, known: Known): T {
-    if (known.bytes !== undefined) return this.#parse(known.bytes, known.inEvent);
+    if (known.bytes !== undefined) return this.#parse(known.bytes, known.inEvent, known.cbor);
     if (known.object !== undefined) return known.object as T;
     const slash = key.indexOf('/');
     const metadata =
@@ -158,12 +165,14 @@ export class KnownObjects<T extends KubeObject> {
     return new Uint8Array(buffer, byteOffset, byteLength).slice();
   }
 
-  /** Decoded as the watcher decoded it; the bytes were valid JSON then, so this cannot throw. */
-  #parse(bytes: Uint8Array, inEvent: boolean): T {
+  /** Decoded as the watcher decoded it; the bytes were valid then, so this cannot throw. */
+  #parse(bytes: Uint8Array, inEvent: boolean, cbor: boolean): T {
     const value = (
-      this.#dropManagedFields
-        ? parseBytesWithoutManagedFields(bytes, inEvent ? 'event' : 'object')
-        : JSON.parse(utf8(bytes))
+      cbor
+        ? decodeCbor(bytes, { dropManagedFields: this.#dropManagedFields })
+        : this.#dropManagedFields
+          ? parseBytesWithoutManagedFields(bytes, inEvent ? 'event' : 'object')
+          : JSON.parse(utf8(bytes))
     ) as { object: T } | T;
     return inEvent ? (value as { object: T }).object : (value as T);
   }

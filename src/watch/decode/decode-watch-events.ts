@@ -16,7 +16,10 @@
  */
 import type { Status } from 'kubernetes-types/meta/v1.js';
 import { ApiError, isStatus } from '../../errors/api-error.js';
+import { Buffer } from 'node:buffer';
 import { utf8 } from './bytes.js';
+import { decodeCbor } from './cbor.js';
+import type { CborSequenceSplitter } from './cbor-sequence.js';
 import { parseBytesWithoutManagedFields } from './drop-managed-fields.js';
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, type RawLine } from './line-splitter.js';
 import { objectPeekOf, peekBytes, peekWatchEvent, type WatchEventPeek } from './peek.js';
@@ -106,6 +109,54 @@ export function decodeWatchLine<T extends object = KubeObject>(
     return undefined;
   }
   return event;
+}
+
+/**
+ * Decode one data item of a CBOR watch stream (`application/cbor-seq`, see
+ * {@link CborSequenceSplitter}): the same checks and results as {@link decodeWatchLine}. A filter
+ * sees each event after it is decoded (there is no text to peek at); `dropManagedFields` steps over
+ * the field's bytes without decoding them.
+ */
+export function decodeCborWatchItem<T extends object = KubeObject>(
+  item: RawLine,
+  options: DecodeWatchOptions = {},
+): WatchEvent<T> | undefined {
+  const excerpt = (): string => hexExcerpt(item.bytes);
+  let value: unknown;
+  try {
+    value = decodeCbor(item.bytes, { dropManagedFields: options.dropManagedFields === true });
+  } catch (err) {
+    throw new StreamDecodeError(`malformed CBOR watch event (${(err as Error).message})`, item, excerpt(), {
+      cause: err,
+    });
+  }
+  const event = toWatchEvent<T>(value, item, excerpt);
+  const { filter } = options;
+  if (
+    filter !== undefined &&
+    event.type !== 'ERROR' &&
+    !filter({ type: event.type, ...objectPeekOf(event.object) })
+  ) {
+    return undefined;
+  }
+  return event;
+}
+
+/** At the end of a CBOR stream: throws when it ended inside an item. */
+export function checkCborStreamEnd(splitter: CborSequenceSplitter): void {
+  const rest = splitter.end();
+  if (rest !== undefined) {
+    throw new StreamDecodeError(
+      'stream ended in the middle of a CBOR data item',
+      rest,
+      hexExcerpt(rest.bytes),
+    );
+  }
+}
+
+/** The first bytes of a binary item, in hex, for an error message. */
+function hexExcerpt(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.byteLength, 48)).toString('hex');
 }
 
 function toWatchEvent<T extends object>(value: unknown, line: RawLine, textOf: () => string): WatchEvent<T> {

@@ -22,6 +22,7 @@ import { runListWatchSuite } from '../bench/list-watch/suite.js';
 import { runCacheHeapSuite } from '../bench/cache-heap/suite.js';
 import { runRecoverySuite } from '../bench/recovery/suite.js';
 import { runSinksSuite } from '../bench/sinks/suite.js';
+import { runCborSuite } from '../bench/cbor/suite.js';
 import { machineLine } from '../bench/lib/report.js';
 
 const log = (line: string): void => {
@@ -118,6 +119,22 @@ const suites: Record<
           objects: Number(c.values.objects ?? '150000'),
           runs: Number(c.values.runs ?? 3),
           updates: Number(c.values.updates ?? '5'),
+          log,
+          ...(c.only === undefined ? {} : { only: c.only }),
+        })
+      ).markdown,
+  },
+  cbor: {
+    runs: 5,
+    title: '# CBOR against JSON',
+    run: async (c) =>
+      (
+        await runCborSuite({
+          node: c.node,
+          nodeVersion: c.nodeVersion,
+          pods: Number(c.values.pods ?? '1000'),
+          events: Number(c.values.events ?? '20000'),
+          runs: Number(c.values.runs ?? 5),
           log,
           ...(c.only === undefined ? {} : { only: c.only }),
         })

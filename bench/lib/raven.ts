@@ -34,7 +34,8 @@ export const ravenDist: URL = (() => {
   return pathToFileURL(path.endsWith('/') ? path : `${path}/`);
 })();
 
-async function load<T>(path: string): Promise<T> {
+/** Import one compiled module of Raven's by its path under dist/ (internal ones too). */
+export async function load<T>(path: string): Promise<T> {
   return (await import(new URL(path, ravenDist).href)) as T;
 }
 

@@ -9,7 +9,7 @@ import { StreamDecodeError } from '../../../src/watch/decode/stream-decode-error
 import { ApiError } from '../../../src/errors/api-error.js';
 import { DecodeError } from '../../../src/errors/raven-error.js';
 import { body, chunksOf, realisticPod } from './fixtures.js';
-import { kubeCbor, kubeCborEvent } from './kube-cbor.js';
+import { kubeCbor, kubeCborEvent } from '../../harness/kube-cbor.js';
 
 const bytes = (...values: number[]): Uint8Array => Uint8Array.from(values);
 

@@ -9,6 +9,7 @@ import { UsageError } from './usage-error.js';
 import { watchCommand, watchUsage } from './watch-command.js';
 import { runCommand, runUsage } from './run-command.js';
 import { checkCommand, checkUsage } from './check-command.js';
+import { uiCommand, uiUsage } from './ui-command.js';
 
 const usage = `Usage: raven <command> [options]
 
@@ -16,6 +17,7 @@ Commands:
   watch <resource> [name]  print objects, then every change with what changed
   run [-c raven.yaml]      run the daemon: watchers, routes, sinks
   check -c raven.yaml      validate a config file
+  ui [resource...]         serve a live web view of the changes (http://127.0.0.1:9480/)
 
 Options:
   -h, --help               help (also: raven <command> --help)
@@ -32,6 +34,7 @@ const commands: Record<string, { run: Command; usage: string }> = {
   watch: { run: watchCommand, usage: watchUsage },
   run: { run: runCommand, usage: runUsage },
   check: { run: checkCommand, usage: checkUsage },
+  ui: { run: uiCommand, usage: uiUsage },
 };
 
 /** Run the command line `argv` (without the node and script paths); resolves with the exit code. */

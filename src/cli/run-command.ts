@@ -11,6 +11,7 @@ import { createLogger } from '../raven/logging.js';
 import { write, type Output } from './output.js';
 import { UsageError } from './usage-error.js';
 import { RavenError } from '../errors/raven-error.js';
+import { parseListen, parsePort } from './listen-address.js';
 
 export const runUsage = `Usage: raven run [-c raven.yaml] [options]
 
@@ -65,7 +66,7 @@ export async function runCommand(
   if (values.listen !== undefined && values.port !== undefined)
     throw new UsageError('use either --listen ADDRESS:PORT or --port PORT, not both');
   if (values.listen !== undefined)
-    Object.assign(config.server, parseListen(values.listen), { enabled: true });
+    Object.assign(config.server, parseListen(values.listen, '--listen'), { enabled: true });
   if (values.port !== undefined)
     Object.assign(config.server, { port: parsePort(values.port, '--port'), enabled: true });
   const level = values['log-level'] ?? config.logLevel;
@@ -96,22 +97,4 @@ export async function runCommand(
   logger.info({}, 'stopped');
   logger.flush();
   return 0;
-}
-
-function parsePort(text: string, flag: string): number {
-  const port = /^\d{1,5}$/.test(text) ? Number(text) : NaN;
-  if (!(port >= 0 && port <= 65_535))
-    throw new UsageError(`${flag} must be a port from 0 to 65535 (0 picks a free one); got "${text}"`);
-  return port;
-}
-
-/** `0.0.0.0:9479`, `[::1]:9479`, `localhost:9479`. */
-function parseListen(text: string): { address: string; port: number } {
-  const match = /^(?:\[([^\]]+)\]|([^:[\]]+)):([^:]*)$/.exec(text);
-  const address = match?.[1] ?? match?.[2];
-  if (match === null || address === undefined)
-    throw new UsageError(
-      `--listen must be ADDRESS:PORT, e.g. 127.0.0.1:9479, 0.0.0.0:9479 or [::1]:9479; got "${text}"`,
-    );
-  return { address, port: parsePort(match[3] ?? '', '--listen') };
 }

@@ -118,11 +118,7 @@ interface TextBody {
  * one Teams card, Discord's embeds. What does not fit the product's limits is cut with
  * "… and N more" (the changes were still delivered: the post is their delivery).
  */
-export function chatBatchMessage(
-  platform: ChatPlatform,
-  messages: readonly object[],
-  options: ChatMessageOptions = {},
-): object {
+export function chatBatchMessage(platform: ChatPlatform, messages: readonly object[]): object {
   if (messages.length === 1 && messages[0] !== undefined) return messages[0];
   const more = (n: number): string => `… and ${n} more`;
   switch (platform) {
@@ -177,7 +173,6 @@ export function chatBatchMessage(
       };
     }
   }
-  void options;
 }
 
 function teamsCard(body: object[]): object {

@@ -22,6 +22,7 @@ Options:
       --kubeconfig FILE  overrides the config's kubeconfig
       --context NAME     overrides the config's context
       --log-level LEVEL  trace | debug | info | warn | error (overrides the config)
+      --log-format FMT   json | pretty (default: pretty on a terminal, JSON otherwise)
       --port PORT        the health and metrics server's port (overrides server.port; default 9479, 0 picks a free one)
       --listen ADDR:PORT its address and port, e.g. 0.0.0.0:9479 or [::1]:9479 (overrides server.address and server.port)
   -h, --help             this help
@@ -42,6 +43,7 @@ export async function runCommand(
       kubeconfig: { type: 'string' },
       context: { type: 'string' },
       'log-level': { type: 'string' },
+      'log-format': { type: 'string' },
       port: { type: 'string' },
       listen: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -73,7 +75,10 @@ export async function runCommand(
   if (!['trace', 'debug', 'info', 'warn', 'error'].includes(level)) {
     throw new UsageError(`--log-level must be one of trace, debug, info, warn, error; got "${level}"`);
   }
-  const logger = createLogger(level);
+  const format = values['log-format'];
+  if (format !== undefined && format !== 'json' && format !== 'pretty')
+    throw new UsageError(`--log-format must be json or pretty; got "${format}"`);
+  const logger = createLogger(level, format === undefined ? {} : { pretty: format === 'pretty' });
   for (const warning of warnings) logger.warn({}, warning);
   if (values.config === undefined)
     logger.info(

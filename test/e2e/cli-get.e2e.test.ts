@@ -98,7 +98,7 @@ test('raven get exits 1 for a named object that does not exist and for an unknow
   assert.match(usage.stderr, /raven watch -o diff/);
 });
 
-test('raven get gives up with exit 1 when the apiserver cannot be reached', async (t) => {
+test('raven get exits 1 naming the address when the apiserver cannot be reached', async (t) => {
   const plane = await sharedCluster();
   // The same kubeconfig, pointing at a loopback port where nothing listens.
   const config = parse(await readFile(plane.kubeconfig, 'utf8')) as {

@@ -9,13 +9,19 @@ import { UsageError } from './usage-error.js';
 import { watchCommand, watchUsage } from './watch-command.js';
 import { runCommand, runUsage } from './run-command.js';
 import { checkCommand, checkUsage } from './check-command.js';
+import { uiCommand, uiUsage } from './ui-command.js';
+import { getCommand, getUsage } from './get-command.js';
+import { completeCommand, completionCommand, completionUsage } from './completion-command.js';
 
 const usage = `Usage: raven <command> [options]
 
 Commands:
   watch <resource> [name]  print objects, then every change with what changed
+  get <resource> [name]    print the objects that exist now, once
   run [-c raven.yaml]      run the daemon: watchers, routes, sinks
   check -c raven.yaml      validate a config file
+  ui [resource...]         serve a live web view of the changes (http://127.0.0.1:9480/)
+  completion bash|zsh|fish print a shell completion script
 
 Options:
   -h, --help               help (also: raven <command> --help)
@@ -32,6 +38,19 @@ const commands: Record<string, { run: Command; usage: string }> = {
   watch: { run: watchCommand, usage: watchUsage },
   run: { run: runCommand, usage: runUsage },
   check: { run: checkCommand, usage: checkUsage },
+  ui: { run: uiCommand, usage: uiUsage },
+  get: { run: getCommand, usage: getUsage },
+  completion: { run: completionCommand, usage: completionUsage },
+};
+
+/** What shell completion offers: every command with its usage text (its options). */
+function usages(): Record<string, string> {
+  return Object.fromEntries(Object.entries(commands).map(([name, c]) => [name, c.usage]));
+}
+
+// Called by the completion scripts; not listed in the usage.
+const hidden: Record<string, { run: Command; usage: string }> = {
+  __complete: { run: (argv, deps) => completeCommand(argv, deps, usages()), usage: '' },
 };
 
 /** Run the command line `argv` (without the node and script paths); resolves with the exit code. */
@@ -45,7 +64,7 @@ export async function runCli(argv: string[], output = processOutput()): Promise<
     await write(output.out, `${version}\n`);
     return 0;
   }
-  const command = commands[name];
+  const command = commands[name] ?? hidden[name];
   if (command === undefined) {
     await write(output.err, `raven: unknown command "${name}"\n\n${usage}\n`);
     return 2;

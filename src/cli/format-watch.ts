@@ -91,6 +91,8 @@ export interface FormatContext {
   now: () => number;
   /** The server's column definitions, once known (undefined: the fallback columns). */
   columns?: () => readonly ColumnDefinition[] | undefined;
+  /** Lead each row with the EVENT column (default true; `raven get` prints objects, not events). */
+  eventColumn?: boolean;
 }
 
 /** An object with the cells the server printed for it, when it did. */
@@ -243,7 +245,10 @@ export class WatchPrinter {
 
   #header(columns: { def: ColumnDefinition; index: number }[] | undefined): string[] {
     const c = this.#c;
-    const lead = [pad('EVENT', EVENT_WIDTH), c.namespaced ? pad('NAMESPACE', this.#nsWidth) : ''];
+    const lead = [
+      c.eventColumn === false ? '' : pad('EVENT', EVENT_WIDTH),
+      c.namespaced ? pad('NAMESPACE', this.#nsWidth) : '',
+    ];
     if (columns === undefined) return [...lead, pad('NAME', this.#nameWidth), pad('AGE', 6), 'STATUS'];
     return [
       ...lead,
@@ -298,7 +303,7 @@ export class WatchPrinter {
             ? 'yellow'
             : 'dim';
     const row = [
-      paint(c.output, style, pad(label, EVENT_WIDTH)),
+      c.eventColumn === false ? '' : paint(c.output, style, pad(label, EVENT_WIDTH)),
       c.namespaced ? pad(object.metadata?.namespace ?? '', this.#nsWidth) : '',
       ...this.#cells(object, cells, columns),
     ];

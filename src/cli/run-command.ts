@@ -11,6 +11,7 @@ import { createLogger } from '../raven/logging.js';
 import { write, type Output } from './output.js';
 import { UsageError } from './usage-error.js';
 import { RavenError } from '../errors/raven-error.js';
+import { parseListen, parsePort } from './listen-address.js';
 
 export const runUsage = `Usage: raven run [-c raven.yaml] [options]
 
@@ -21,6 +22,7 @@ Options:
       --kubeconfig FILE  overrides the config's kubeconfig
       --context NAME     overrides the config's context
       --log-level LEVEL  trace | debug | info | warn | error (overrides the config)
+      --log-format FMT   json | pretty (default: pretty on a terminal, JSON otherwise)
       --port PORT        the health and metrics server's port (overrides server.port; default 9479, 0 picks a free one)
       --listen ADDR:PORT its address and port, e.g. 0.0.0.0:9479 or [::1]:9479 (overrides server.address and server.port)
   -h, --help             this help
@@ -41,6 +43,7 @@ export async function runCommand(
       kubeconfig: { type: 'string' },
       context: { type: 'string' },
       'log-level': { type: 'string' },
+      'log-format': { type: 'string' },
       port: { type: 'string' },
       listen: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -65,14 +68,17 @@ export async function runCommand(
   if (values.listen !== undefined && values.port !== undefined)
     throw new UsageError('use either --listen ADDRESS:PORT or --port PORT, not both');
   if (values.listen !== undefined)
-    Object.assign(config.server, parseListen(values.listen), { enabled: true });
+    Object.assign(config.server, parseListen(values.listen, '--listen'), { enabled: true });
   if (values.port !== undefined)
     Object.assign(config.server, { port: parsePort(values.port, '--port'), enabled: true });
   const level = values['log-level'] ?? config.logLevel;
   if (!['trace', 'debug', 'info', 'warn', 'error'].includes(level)) {
     throw new UsageError(`--log-level must be one of trace, debug, info, warn, error; got "${level}"`);
   }
-  const logger = createLogger(level);
+  const format = values['log-format'];
+  if (format !== undefined && format !== 'json' && format !== 'pretty')
+    throw new UsageError(`--log-format must be json or pretty; got "${format}"`);
+  const logger = createLogger(level, format === undefined ? {} : { pretty: format === 'pretty' });
   for (const warning of warnings) logger.warn({}, warning);
   if (values.config === undefined)
     logger.info(
@@ -96,22 +102,4 @@ export async function runCommand(
   logger.info({}, 'stopped');
   logger.flush();
   return 0;
-}
-
-function parsePort(text: string, flag: string): number {
-  const port = /^\d{1,5}$/.test(text) ? Number(text) : NaN;
-  if (!(port >= 0 && port <= 65_535))
-    throw new UsageError(`${flag} must be a port from 0 to 65535 (0 picks a free one); got "${text}"`);
-  return port;
-}
-
-/** `0.0.0.0:9479`, `[::1]:9479`, `localhost:9479`. */
-function parseListen(text: string): { address: string; port: number } {
-  const match = /^(?:\[([^\]]+)\]|([^:[\]]+)):([^:]*)$/.exec(text);
-  const address = match?.[1] ?? match?.[2];
-  if (match === null || address === undefined)
-    throw new UsageError(
-      `--listen must be ADDRESS:PORT, e.g. 127.0.0.1:9479, 0.0.0.0:9479 or [::1]:9479; got "${text}"`,
-    );
-  return { address, port: parsePort(match[3] ?? '', '--listen') };
 }

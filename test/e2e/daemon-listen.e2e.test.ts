@@ -61,3 +61,19 @@ test('a --port or --listen that does not parse is a usage error naming the flag'
   assert.equal(listen.code, 2, listen.stderr);
   assert.match(listen.stderr, /--listen must be ADDRESS:PORT, e\.g\. 127\.0\.0\.1:9479/);
 });
+
+test('--log-format pretty writes readable lines even when stderr is not a terminal; a bad one is a usage error', async (t) => {
+  const plane = await sharedCluster();
+  const raven = startRaven(['run', '--port', '0', '--log-format', 'pretty'], {
+    kubeconfig: plane.kubeconfig,
+  });
+  t.after(() => raven.kill('SIGKILL'));
+  await until('the start-up line', () => /serving \/healthz/.test(raven.stderr()) || raven.exitedYet(), {
+    show: () => raven.stderr(),
+  });
+  assert.equal(raven.logs.length, 0, 'no line is JSON');
+  assert.match(raven.stderr(), /INFO.*serving \/healthz, \/readyz and \/metrics/);
+  const bad = await runRaven(['run', '--log-format', 'xml']);
+  assert.equal(bad.code, 2, bad.stderr);
+  assert.match(bad.stderr, /--log-format must be json or pretty; got "xml"/);
+});

@@ -95,8 +95,35 @@ const template = expecting(z.string(), 'a message template such as "{{type}} {{r
 
 const timeoutSeconds = seconds(10);
 
+/** A number of seconds, 0 included (0 turns the setting off). */
+function secondsOrZero(defaultValue: number) {
+  return expecting(z.number().min(0), 'a number of seconds, 0 or more').default(defaultValue);
+}
+
+/**
+ * Chat sinks batch the deliveries in flight together (`chat-batch.ts`), so a batch can only be as
+ * big as the deliveries allowed at once: 32 lets a burst of changes to many objects go out in a
+ * post or two while one object's events stay in order.
+ */
+const CHAT_CONCURRENCY = 32;
+
 const chat = {
   ...common,
+  delivery: deliverySchemaWith(CHAT_CONCURRENCY).prefault({}),
+  /** Changes arriving within `windowSeconds` of the first go out as one post of at most `maxItems`. */
+  batch: strictObject({
+    windowSeconds: secondsOrZero(2),
+    maxItems: integer(1, 20, ' messages'),
+  }).prefault({}),
+  /** Least time between two posts of the sink, and between two posts about one object. */
+  throttle: strictObject({
+    perSinkSeconds: secondsOrZero(1),
+    perObjectSeconds: secondsOrZero(0),
+  }).prefault({}),
+  /** `group`: status-only changes become one digest line per object with the next post; `post`: each its own message. */
+  statusOnly: z.enum(['group', 'post']).default('group'),
+  /** Count a message identical to the object's previous one instead of posting it again. */
+  dedupe: z.boolean().default(true),
   /** The incoming-webhook URL (a credential: use `${VAR}`). */
   url: urlSchema,
   /** Replaces the message text; default: the sink's built-in summary with the diff. */

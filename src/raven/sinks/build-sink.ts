@@ -65,6 +65,14 @@ export function buildSink(config: SinkConfig, options: BuildSinkOptions = {}): S
         ...(poster.username === undefined ? {} : { username: poster.username }),
         ...(poster.iconUrl === undefined ? {} : { iconUrl: poster.iconUrl }),
         timeoutMs: config.timeoutSeconds * 1000,
+        quiet: {
+          batchWindowMs: config.batch.windowSeconds * 1000,
+          batchMaxItems: config.batch.maxItems,
+          perSinkMs: config.throttle.perSinkSeconds * 1000,
+          perObjectMs: config.throttle.perObjectSeconds * 1000,
+        },
+        statusOnly: config.statusOnly,
+        dedupe: config.dedupe,
         ...clock,
       });
     }

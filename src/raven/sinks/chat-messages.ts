@@ -70,7 +70,11 @@ export function gapMessage(
   options: ChatMessageOptions = {},
 ): object {
   const where = notice.namespace === undefined ? '' : ` (namespace ${notice.namespace})`;
-  const text = `gap in watcher ${notice.watcher}${where}: ${notice.message}`;
+  return textMessage(platform, `gap in watcher ${notice.watcher}${where}: ${notice.message}`, options);
+}
+
+/** A line of Raven's own text (a gap notice, a digest) as a short message, escaped and cut for the product. */
+export function textMessage(platform: ChatPlatform, text: string, options: ChatMessageOptions = {}): object {
   switch (platform) {
     case 'slack':
       return { text: truncateText(slackEscape(text), SLACK_TEXT_CHARS) };
@@ -81,21 +85,7 @@ export function gapMessage(
         ...(options.iconUrl === undefined ? {} : { icon_url: options.iconUrl }),
       };
     case 'teams':
-      return {
-        type: 'message',
-        attachments: [
-          {
-            contentType: 'application/vnd.microsoft.card.adaptive',
-            contentUrl: null,
-            content: {
-              $schema: 'http://adaptivecards.io/schemas/adaptive-card.json',
-              type: 'AdaptiveCard',
-              version: '1.4',
-              body: [{ type: 'TextBlock', text, weight: 'Bolder', color: 'Attention', wrap: true }],
-            },
-          },
-        ],
-      };
+      return teamsCard([{ type: 'TextBlock', text, weight: 'Bolder', color: 'Attention', wrap: true }]);
     case 'discord':
       return {
         content: truncateText(text, DISCORD_CONTENT_CHARS),
@@ -104,6 +94,103 @@ export function gapMessage(
         allowed_mentions: { parse: [] },
       };
   }
+}
+
+/** Slack rejects a message with more than 50 blocks. */
+const SLACK_MAX_BLOCKS = 50;
+/** Discord takes at most 10 embeds per message. */
+const DISCORD_MAX_EMBEDS = 10;
+
+interface SlackBody {
+  text?: string;
+  blocks?: object[];
+}
+interface TextBody {
+  text?: string;
+  content?: string;
+  embeds?: object[];
+  attachments?: { content: { body: object[] } }[];
+}
+
+/**
+ * Several messages (each built by {@link chatMessage} or {@link textMessage}) as one post, in
+ * order: Slack's blocks with a divider between messages, Mattermost's texts one after the other,
+ * one Teams card, Discord's embeds. What does not fit the product's limits is cut with
+ * "… and N more" (the changes were still delivered: the post is their delivery).
+ */
+export function chatBatchMessage(platform: ChatPlatform, messages: readonly object[]): object {
+  if (messages.length === 1 && messages[0] !== undefined) return messages[0];
+  const more = (n: number): string => `… and ${n} more`;
+  switch (platform) {
+    case 'slack': {
+      const bodies = messages as SlackBody[];
+      const blocks: object[] = [];
+      let shown = 0;
+      for (const body of bodies) {
+        const own = body.blocks ?? [{ type: 'section', text: { type: 'mrkdwn', text: body.text ?? '' } }];
+        if (blocks.length + own.length + 2 > SLACK_MAX_BLOCKS) break;
+        if (blocks.length > 0) blocks.push({ type: 'divider' });
+        blocks.push(...own);
+        shown++;
+      }
+      if (shown < bodies.length)
+        blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: more(bodies.length - shown) }] });
+      const text = truncateText(bodies.map((b) => b.text ?? '').join('\n'), SLACK_TEXT_CHARS);
+      return { text, blocks };
+    }
+    case 'mattermost': {
+      const first = messages[0] as Record<string, unknown>;
+      const text = truncateText(
+        (messages as TextBody[]).map((m) => m.text ?? '').join('\n\n'),
+        MATTERMOST_CHARS,
+      );
+      return { ...first, text };
+    }
+    case 'teams':
+      return teamsCard(
+        (messages as TextBody[]).flatMap((m, i) => {
+          const body = m.attachments?.[0]?.content.body ?? [];
+          const [head, ...rest] = body;
+          return i === 0 || head === undefined ? body : [{ ...head, separator: true }, ...rest];
+        }),
+      );
+    case 'discord': {
+      const bodies = messages as TextBody[];
+      const embeds = bodies.flatMap((m) => m.embeds ?? []);
+      const plain = bodies.filter((m) => m.embeds === undefined).map((m) => m.content ?? '');
+      const kept = embeds.slice(0, DISCORD_MAX_EMBEDS);
+      const lines = [
+        `${bodies.length} changes`,
+        ...plain,
+        ...(embeds.length > kept.length ? [more(embeds.length - kept.length)] : []),
+      ];
+      const first = bodies[0] as Record<string, unknown>;
+      return {
+        ...first,
+        content: truncateText(lines.join('\n'), DISCORD_CONTENT_CHARS),
+        ...(kept.length === 0 ? {} : { embeds: kept }),
+        allowed_mentions: { parse: [] },
+      };
+    }
+  }
+}
+
+function teamsCard(body: object[]): object {
+  return {
+    type: 'message',
+    attachments: [
+      {
+        contentType: 'application/vnd.microsoft.card.adaptive',
+        contentUrl: null,
+        content: {
+          $schema: 'http://adaptivecards.io/schemas/adaptive-card.json',
+          type: 'AdaptiveCard',
+          version: '1.4',
+          body,
+        },
+      },
+    ],
+  };
 }
 
 function diffLines(event: ChangeEvent, options: ChatMessageOptions, maxChars: number): string[] {
@@ -190,21 +277,7 @@ export function teamsMessage(event: ChangeEvent, options: ChatMessageOptions = {
             spacing: 'None',
           })),
         ];
-  return {
-    type: 'message',
-    attachments: [
-      {
-        contentType: 'application/vnd.microsoft.card.adaptive',
-        contentUrl: null,
-        content: {
-          $schema: 'http://adaptivecards.io/schemas/adaptive-card.json',
-          type: 'AdaptiveCard',
-          version: '1.4',
-          body,
-        },
-      },
-    ],
-  };
+  return teamsCard(body);
 }
 
 export function discordMessage(event: ChangeEvent, options: ChatMessageOptions = {}): object {

@@ -5,12 +5,27 @@
  * Classification is the webhook's (2xx delivered; 408, 429, 5xx and network failures retryable);
  * Discord's 429 carries the wait as `retry_after` (seconds) in its JSON body, which is honoured.
  * The webhook URL is a credential and never appears in errors.
+ *
+ * Quiet by default (`chat-batch.ts`): changes that arrive within `batch.windowSeconds` go out as
+ * one post (each change acknowledged with it), posts are spaced by `throttle.perSinkSeconds`, a
+ * Retry-After pauses the whole sink, status-only changes are grouped into one digest line per
+ * object, and a message identical to the object's previous one is counted instead of posted.
  */
 import type { Dispatcher } from 'undici';
 import { ConfigError } from '../../errors/raven-error.js';
 import type { Clock } from '../../util/clock.js';
 import type { SinkRecord } from '../gap-notice.js';
-import { chatMessage, type ChatMessageOptions, type ChatPlatform } from './chat-messages.js';
+import { systemClock } from '../../util/clock.js';
+import { eventObjectKey, type ChangeEvent } from '../change-event.js';
+import { formatDiff } from '../diff.js';
+import {
+  chatBatchMessage,
+  chatMessage,
+  textMessage,
+  type ChatMessageOptions,
+  type ChatPlatform,
+} from './chat-messages.js';
+import { ChatBatch, type ChatBatchOptions } from './chat-batch.js';
 import { checkUrl, httpPost } from './http-post.js';
 import type { Sink } from './sink.js';
 
@@ -23,6 +38,33 @@ export interface ChatSinkOptions extends ChatMessageOptions {
   timeoutMs?: number;
   dispatcher?: Dispatcher;
   clock?: Clock;
+  /** Batching and spacing; default: 2 s windows of up to 20, 1 s between posts, no per-object limit. */
+  quiet?: Partial<ChatBatchOptions>;
+  /** `group` (default): status-only changes become one digest line per object; `post`: each its own message. */
+  statusOnly?: 'group' | 'post';
+  /** Count a message identical to the object's previous one instead of posting it; default true. */
+  dedupe?: boolean;
+}
+
+export const CHAT_QUIET_DEFAULTS: ChatBatchOptions = {
+  batchWindowMs: 2_000,
+  batchMaxItems: 20,
+  perSinkMs: 1_000,
+  perObjectMs: 0,
+};
+
+/** Messages remembered for de-duplication, per object; the oldest are forgotten first. */
+const MAX_FINGERPRINTS = 10_000;
+
+/** Whether every changed field is under `status` (the controller reporting, not someone changing the spec). */
+export function isStatusOnly(event: ChangeEvent): boolean {
+  return (
+    event.type === 'modified' &&
+    event.diff.length > 0 &&
+    event.diff.every(
+      (d) => d.path === 'status' || d.path.startsWith('status.') || d.path.startsWith('status['),
+    )
+  );
 }
 
 const PLATFORMS: readonly ChatPlatform[] = ['slack', 'mattermost', 'teams', 'discord'];
@@ -51,6 +93,8 @@ export class ChatSink implements Sink {
   readonly name: string;
   readonly platform: ChatPlatform;
   readonly #options: ChatSinkOptions;
+  readonly #batch: ChatBatch;
+  readonly #fingerprints = new Map<string, string>();
 
   constructor(options: ChatSinkOptions) {
     if (!PLATFORMS.includes(options.platform))
@@ -64,10 +108,56 @@ export class ChatSink implements Sink {
     this.name = options.name;
     this.platform = options.platform;
     this.#options = options;
+    this.#batch = new ChatBatch(
+      { ...CHAT_QUIET_DEFAULTS, ...options.quiet },
+      {
+        clock: options.clock ?? systemClock,
+        post: (body, signal) => this.#post(body, signal),
+        combine: (bodies) => chatBatchMessage(this.platform, bodies),
+        line: (text) => textMessage(this.platform, text, this.#options),
+      },
+    );
   }
 
   async deliver(event: SinkRecord, signal: AbortSignal): Promise<void> {
-    const body = JSON.stringify(chatMessage(this.platform, event, this.#options));
+    if (event.type === 'gap') {
+      await this.#batch.submit(chatMessage(this.platform, event, this.#options), undefined, signal);
+      return;
+    }
+    const key = `${event.watcher}/${event.resource.group}/${event.resource.kind}/${eventObjectKey(event)}`;
+    const label = `${event.resource.kind} ${eventObjectKey(event)}`;
+    if (this.#options.statusOnly !== 'post' && isStatusOnly(event)) {
+      this.#batch.note(key, label, 'change', formatDiff(event.diff).slice(0, 3));
+      return;
+    }
+    const body = chatMessage(this.platform, event, this.#options);
+    if (this.#options.dedupe !== false) {
+      // The message without its time: the same change told twice reads the same.
+      const fingerprint = JSON.stringify(chatMessage(this.platform, { ...event, time: '' }, this.#options));
+      if (this.#fingerprints.get(key) === fingerprint) {
+        this.#batch.note(key, label, 'repeat', []);
+        return;
+      }
+      await this.#batch.submit(body, key, signal);
+      // Only once posted: a failed post is retried, and the retry must not count as a repeat.
+      this.#fingerprints.delete(key);
+      this.#fingerprints.set(key, fingerprint);
+      if (this.#fingerprints.size > MAX_FINGERPRINTS) {
+        const oldest = this.#fingerprints.keys().next().value;
+        if (oldest !== undefined) this.#fingerprints.delete(oldest);
+      }
+      return;
+    }
+    await this.#batch.submit(body, key, signal);
+  }
+
+  /** Post what is waiting (the open batch, the digest). */
+  async close(): Promise<void> {
+    await this.#batch.flush();
+  }
+
+  async #post(message: object, signal: AbortSignal): Promise<void> {
+    const body = JSON.stringify(message);
     await httpPost({
       label: `${this.platform} sink "${this.name}"`,
       url: this.#options.url,

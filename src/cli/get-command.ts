@@ -1,0 +1,207 @@
+/**
+ * `raven get <resource> [name]`: the objects that exist now, printed once, as `kubectl get` does:
+ * the apiserver's columns (Table form), `-o wide`, `name`, `jsonpath=`, `custom-columns=`, and
+ * `json`/`yaml` as one `List` (the object itself for a name). It is `raven watch` stopped at the
+ * end of the initial list: the same list (paginated, namespace patterns, selectors), the same
+ * printer, the same failure classification.
+ *
+ * Exit status: 0 when the list completed (nothing found is 0 too, with a note on stderr, as
+ * kubectl does); 1 when a named object does not exist, on a failure that cannot heal, or after
+ * {@link GIVE_UP_AFTER} failures in a row of one that could (a one-shot command does not wait for
+ * an apiserver to come back); 2 on a usage error.
+ */
+import { parseArgs } from 'node:util';
+import { stringify } from 'yaml';
+import { loadConfig } from '../client/load-config.js';
+import { KubeClient } from '../client/kube-client.js';
+import { Discovery } from '../client/discovery.js';
+import { qualifiedName } from '../client/api-resource.js';
+import type { KubeObject } from '../client/kube-object.js';
+import { parseFieldSelector } from '../watch/scope/field-selector.js';
+import { parseLabelSelector } from '../watch/scope/parse-label-selector.js';
+import { watchResource, type ScopedWatcher } from '../watch/watch-resource.js';
+import { redact } from '../raven/redact.js';
+import { paint, write, type Output } from './output.js';
+import { parseWatchFormat, WatchPrinter, type PrintedObject } from './format-watch.js';
+import { UsageError } from './usage-error.js';
+import { WatchFailures } from './watch-failures.js';
+import { ServerTable } from './server-table.js';
+
+/** Failures in a row (each retried after the watcher's backoff) before `raven get` gives up. */
+const GIVE_UP_AFTER = 3;
+
+export const getUsage = `Usage: raven get <resource> [name] [options]
+
+Print the objects that exist now, once, with the apiserver's columns (as kubectl get does).
+
+Arguments:
+  resource                 pods, po, deploy, deployments.apps, a CRD's plural, singular, short name or kind
+  name                     only this object (exit 1 when it does not exist)
+
+Options:
+  -n, --namespace NS       a namespace (default: the context's); repeat or use patterns: -n 'team-*' -n '!team-old'
+  -A, --all-namespaces     every namespace
+  -l, --selector SEL       label selector: app=web, tier in (a,b), !canary
+      --field-selector SEL field selector: status.phase=Running
+  -o, --output FORMAT      table (default) | wide | json | yaml (one List) | name
+                           jsonpath=TEMPLATE | custom-columns=HEADER:PATH,...
+      --show-managed-fields  keep metadata.managedFields (dropped by default)
+      --kubeconfig FILE    kubeconfig to use (default: $KUBECONFIG, ~/.kube/config, in-cluster)
+      --context NAME       kubeconfig context to use
+  -h, --help               this help
+
+Exit status:
+  0  listed (also when nothing was found: "No resources found" on stderr)
+  1  the named object does not exist, the server refused the request, the resource is not
+     served, credentials or permission refused, or ${GIVE_UP_AFTER} failures in a row reaching the server
+  2  a usage error
+Details: docs/cli.md`;
+
+export interface GetCommandDeps {
+  output: Output;
+  signal: AbortSignal;
+  env?: NodeJS.ProcessEnv;
+}
+
+export async function getCommand(argv: string[], deps: GetCommandDeps): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      namespace: { type: 'string', short: 'n', multiple: true },
+      'all-namespaces': { type: 'boolean', short: 'A' },
+      selector: { type: 'string', short: 'l' },
+      'field-selector': { type: 'string' },
+      output: { type: 'string', short: 'o' },
+      'show-managed-fields': { type: 'boolean' },
+      kubeconfig: { type: 'string' },
+      context: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help === true) {
+    await write(deps.output.out, `${getUsage}\n`);
+    return 0;
+  }
+  const [resourceName, name, ...extra] = positionals;
+  if (resourceName === undefined) throw new UsageError('raven get needs a resource, e.g. `raven get pods`');
+  if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
+  const format = parseWatchFormat(values.output ?? 'table');
+  if (format.kind === 'diff')
+    throw new UsageError('--output diff shows changes: use `raven watch -o diff`; raven get prints objects');
+  if (values['all-namespaces'] === true && values.namespace !== undefined)
+    throw new UsageError('use either -A or -n, not both');
+  const labelSelector =
+    values.selector === undefined ? undefined : parseLabelSelector(values.selector).toString();
+  const fieldTerms = [
+    values['field-selector'],
+    name === undefined ? undefined : `metadata.name=${name}`,
+  ].filter((t) => t !== undefined);
+  const fieldSelector =
+    fieldTerms.length === 0 ? undefined : parseFieldSelector(fieldTerms.join(',')).toString();
+
+  const config = await loadConfig({ kubeconfig: values.kubeconfig, context: values.context, env: deps.env });
+  const client = new KubeClient(config);
+  let watcher: ScopedWatcher | undefined;
+  try {
+    const discovery = new Discovery(client);
+    const resource = await discovery.resolve(resourceName, deps.signal);
+    const namespaces =
+      values['all-namespaces'] === true ? undefined : (values.namespace ?? [client.namespace]);
+    const allNamespaces =
+      namespaces === undefined || namespaces.some((n) => /[*?!]/.test(n)) || namespaces.length > 1;
+    const rows = format.kind === 'table' || format.kind === 'wide';
+    const table = rows ? new ServerTable() : undefined;
+    watcher = watchResource({
+      transport: table?.transport(client) ?? client,
+      resource,
+      namespaces,
+      labelSelector,
+      fieldSelector,
+      dropManagedFields: values['show-managed-fields'] !== true,
+      signal: deps.signal,
+    });
+    const failures = new WatchFailures({
+      waitForRbac: false,
+      resource: qualifiedName(resource),
+      stillServed: async () =>
+        (await discovery.refresh(deps.signal)).some(
+          (r) =>
+            r.group === resource.group && r.version === resource.version && r.resource === resource.resource,
+        ),
+    });
+    const listed = await listOnce(watcher, table, failures, deps);
+    if (typeof listed === 'string') {
+      await write(deps.output.err, `${paint(deps.output, 'red', `raven get: ${listed}`)}\n`);
+      return 1;
+    }
+    if (deps.signal.aborted) return 0;
+    const where =
+      !resource.namespaced || namespaces === undefined
+        ? ''
+        : namespaces.length === 1 && !allNamespaces
+          ? ` in ${namespaces[0] ?? ''} namespace`
+          : ` in namespaces ${namespaces.join(' ')}`;
+    if (name !== undefined && listed.length === 0) {
+      await write(deps.output.err, `raven get: ${resource.resource} "${name}" not found${where}\n`);
+      return 1;
+    }
+    if (listed.length === 0) {
+      await write(deps.output.err, `No resources found${where}.\n`);
+      return 0;
+    }
+    if (format.kind === 'json' || format.kind === 'yaml') {
+      const objects = listed.map(({ object }) => redact(object, resource.resource));
+      const doc = name !== undefined ? objects[0] : { apiVersion: 'v1', kind: 'List', items: objects };
+      await write(
+        deps.output.out,
+        format.kind === 'json' ? `${JSON.stringify(doc, null, 2)}\n` : stringify(doc),
+      );
+      return 0;
+    }
+    const printer = new WatchPrinter({
+      output: deps.output,
+      format,
+      namespaced: resource.namespaced && allNamespaces,
+      resource: resource.resource,
+      now: () => Date.now(),
+      columns: () => table?.columns,
+      eventColumn: false,
+    });
+    printer.sizeColumns(listed);
+    await write(
+      deps.output.out,
+      listed.map(({ object, cells }) => printer.render({ type: 'initial', object }, cells)).join(''),
+    );
+    return 0;
+  } finally {
+    watcher?.close();
+    await client.destroy();
+  }
+}
+
+/** The objects of the initial list, sorted by namespace and name; or why it failed. */
+async function listOnce(
+  watcher: ScopedWatcher,
+  table: ServerTable | undefined,
+  failures: WatchFailures,
+  deps: GetCommandDeps,
+): Promise<PrintedObject[] | string> {
+  const listed: PrintedObject[] = [];
+  for await (const event of watcher) {
+    if (event.type === 'initial') listed.push({ object: event.object, cells: table?.take(event.object) });
+    else if (event.type === 'synced') break;
+    else if (event.type === 'error') {
+      const verdict = await failures.judge(event.error, event.status);
+      if (deps.signal.aborted) break;
+      if (verdict.end) return verdict.message;
+      if (event.status.failures >= GIVE_UP_AFTER)
+        return `${event.error.message} (${event.status.failures} failures in a row; giving up)`;
+      if (verdict.notice !== undefined)
+        await write(deps.output.err, `${paint(deps.output, 'yellow', `raven get: ${verdict.notice}`)}\n`);
+    }
+  }
+  const key = (o: KubeObject): string => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
+  return listed.sort((a, b) => (key(a.object) < key(b.object) ? -1 : key(a.object) > key(b.object) ? 1 : 0));
+}

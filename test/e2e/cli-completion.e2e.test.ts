@@ -1,0 +1,126 @@
+/**
+ * Shell completion as a user gets it: `raven completion bash|zsh|fish` is loaded into the real
+ * shell (bash, zsh and fish from Debian), with `raven` on PATH, and the shell's own completion
+ * machinery is asked for candidates: commands, options, output formats, resource names and
+ * namespaces from the real control plane, and file names after `-c`.
+ *
+ * bash: the completion function is called with COMP_WORDS/COMP_CWORD as bash sets them and bash's
+ * compgen filters. fish: `complete -C` asks fish itself. zsh: completion widgets only run inside
+ * an interactive line editor, so the script is loaded after compinit and its function is called
+ * with `words`/`CURRENT` set, `compadd` and `_files` recording what they were given (zsh filters
+ * by prefix inside compadd; the test checks what the script hands it).
+ */
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { deleteNamespace, freshNamespace, sharedCluster } from '../harness/test-cluster.js';
+import { runRaven, tempDir } from './daemon-process.js';
+
+const run = promisify(execFile);
+const root = resolve(import.meta.dirname, '..', '..');
+
+/**
+ * A directory with a `raven` executable for PATH: the package's bin, `dist/cli/main.js`, as an
+ * installed raven runs (`npm test` builds it first). The shell starts it once per completion, so
+ * the compiled build also keeps these tests from paying a TypeScript transform each time.
+ */
+async function ravenOnPath(t: TestContext): Promise<string> {
+  const main = join(root, 'dist', 'cli', 'main.js');
+  assert.ok(existsSync(main), `${main} is missing: run npm run build first`);
+  const dir = await tempDir(t);
+  await writeFile(join(dir, 'raven'), `#!/bin/sh\nexec "${process.execPath}" "${main}" "$@"\n`);
+  await chmod(join(dir, 'raven'), 0o755);
+  return dir;
+}
+
+async function shell(bin: string, script: string, env: Record<string, string>): Promise<string[]> {
+  const { stdout } = await run(bin, ['-c', script], { env: { ...process.env, ...env }, timeout: 300_000 });
+  return stdout.split('\n').filter((l) => l !== '');
+}
+
+const quote = (words: string[]): string => words.map((w) => `'${w}'`).join(' ');
+
+test('raven completion bash completes commands, options, formats, resources, namespaces and files in bash', async (t) => {
+  const plane = await sharedCluster();
+  const ns = await freshNamespace(plane, 'compl');
+  t.after(() => deleteNamespace(plane, ns));
+  const bin = await ravenOnPath(t);
+  const files = await tempDir(t);
+  await writeFile(join(files, 'raven.yaml'), 'watchers: []\n');
+  const env = { PATH: `${bin}:${process.env.PATH ?? ''}`, KUBECONFIG: plane.kubeconfig };
+  const complete = (...words: string[]): Promise<string[]> =>
+    shell(
+      'bash',
+      `source <(raven completion bash)
+complete -p raven >/dev/null || exit 3
+COMP_WORDS=(${quote(['raven', ...words])}); COMP_CWORD=${words.length}
+_raven; printf '%s\\n' "\${COMPREPLY[@]}"`,
+      env,
+    );
+  assert.deepEqual(await complete('wa'), ['watch']);
+  assert.deepEqual((await complete('')).sort(), ['check', 'completion', 'get', 'run', 'ui', 'watch']);
+  assert.deepEqual(await complete('completion', 'f'), ['fish']);
+  assert.deepEqual(await complete('watch', 'pods', '--wait'), ['--wait-for-rbac']);
+  assert.deepEqual(await complete('ui', '--tok'), ['--token-file']);
+  assert.deepEqual((await complete('watch', 'pods', '-o', 'js')).sort(), ['json', 'jsonpath=']);
+  assert.deepEqual((await complete('watch', 'deploy')).sort(), ['deploy', 'deployments', 'deployments.apps']);
+  assert.deepEqual(await complete('get', 'cm', '-n', ns.slice(0, -2)), [ns]);
+  assert.deepEqual(await complete('run', '-c', join(files, 'rav')), [join(files, 'raven.yaml')]);
+  // A resource is the first positional only: after it, nothing (a name is not guessed).
+  assert.deepEqual(await complete('watch', 'pods', '-n', 'default', 'p'), []);
+});
+
+test('raven completion fish completes through fish itself', async (t) => {
+  const plane = await sharedCluster();
+  const bin = await ravenOnPath(t);
+  const env = {
+    PATH: `${bin}:${process.env.PATH ?? ''}`,
+    KUBECONFIG: plane.kubeconfig,
+    HOME: await tempDir(t),
+  };
+  const complete = async (line: string): Promise<string[]> =>
+    (await shell('fish', `raven completion fish | source; complete -C '${line}'`, env)).map(
+      (l) => l.split('\t')[0] ?? '',
+    );
+  assert.deepEqual(await complete('raven wa'), ['watch']);
+  assert.deepEqual((await complete('raven get configm')).sort(), ['configmaps']);
+  assert.deepEqual(await complete('raven watch pods --since'), ['--since-now']);
+});
+
+test('raven completion zsh loads after compinit and hands compadd the candidates', async (t) => {
+  const plane = await sharedCluster();
+  const bin = await ravenOnPath(t);
+  const home = await tempDir(t);
+  const env = {
+    PATH: `${bin}:${process.env.PATH ?? ''}`,
+    KUBECONFIG: plane.kubeconfig,
+    HOME: home,
+    ZDOTDIR: home,
+  };
+  const complete = (...words: string[]): Promise<string[]> =>
+    shell(
+      'zsh',
+      `autoload -U compinit && compinit -u -d ${home}/.zcompdump
+source <(raven completion zsh)
+(( $+functions[_raven] )) || exit 3
+[[ $_comps[raven] == _raven ]] || exit 4
+compadd() { [[ $1 == -a ]] && print -l -- "\${(@P)2}" }
+_files() { print -- __files_completed__ }
+words=(${quote(['raven', ...words])}); CURRENT=${words.length + 1}
+_raven`,
+      env,
+    );
+  assert.deepEqual((await complete('')).sort(), ['check', 'completion', 'get', 'run', 'ui', 'watch']);
+  assert.ok((await complete('watch', 'config')).includes('configmaps'));
+  assert.deepEqual(await complete('run', '-c', 'x'), ['__files_completed__']);
+});
+
+test('raven completion without a known shell is a usage error', async () => {
+  const result = await runRaven(['completion', 'tcsh']);
+  assert.equal(result.code, 2);
+  assert.match(result.stderr, /bash, zsh or fish; got "tcsh"/);
+});

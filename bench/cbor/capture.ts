@@ -66,10 +66,13 @@ export async function capturePods(kubeconfig: string, namespace: string, pods: n
       delete metadata.creationTimestamp;
       delete metadata.managedFields;
       delete metadata.ownerReferences;
+      // Unbound: the pod garbage collector deletes pods bound to nodes that do not exist.
+      const spec: Record<string, unknown> = { ...pod.spec };
+      delete spec.nodeName;
       const created = await client.request<Record<string, unknown>>({
         method: 'POST',
         path: base,
-        body: { ...pod, metadata, status: undefined },
+        body: { ...pod, metadata, spec, status: undefined },
       });
       await client.request({
         method: 'PUT',

@@ -13,7 +13,7 @@
  */
 import { isOpenStackImmutable } from '../errors/classify.js';
 import { sleep, type Clock } from '../util/clock.js';
-import { Backoff, type BackoffOptions } from '../watch/backoff.js';
+import { Backoff, type BackoffOptions } from '../util/backoff.js';
 import type { Logger } from '../util/logger.js';
 import { OpenStackProvisioningError } from './openstack-error.js';
 import type { LoadBalancer, ProvisioningStatus } from './octavia-types.js';

@@ -15,7 +15,7 @@ import { TransportError } from '../errors/raven-error.js';
 import { errorKind, isInvalid, isRetryable } from '../errors/classify.js';
 import { systemClock, sleep, type Clock } from '../util/clock.js';
 import { silentLogger, type Logger } from '../util/logger.js';
-import type { BackoffOptions } from './backoff.js';
+import type { BackoffOptions } from '../util/backoff.js';
 import { ListDecoder } from './decode/decode-list.js';
 import { checkStreamEnd, decodeWatchLine, type DecodeWatchOptions } from './decode/decode-watch-events.js';
 import { LineSplitter } from './decode/line-splitter.js';

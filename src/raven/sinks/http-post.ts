@@ -14,6 +14,7 @@ import { ConfigError } from '../../errors/raven-error.js';
 import { defaultUserAgent } from '../../client/version.js';
 import { abortReason } from '../../client/signals.js';
 import { systemClock, type Clock } from '../../util/clock.js';
+import { parseRetryAfter } from '../../util/retry-after.js';
 import { scrubUrl } from './scrub-url.js';
 import { SinkHttpError } from './sink-http-error.js';
 
@@ -116,18 +117,6 @@ export async function httpPost(options: HttpPostOptions): Promise<HttpAnswer> {
 /** 408 Request Timeout, 429 Too Many Requests and every 5xx may succeed later; other answers not. */
 export function isRetryableStatus(statusCode: number): boolean {
   return statusCode === 408 || statusCode === 429 || statusCode >= 500;
-}
-
-/**
- * Retry-After as milliseconds: a number of seconds, or an HTTP date relative to `now`. Anything
- * else (absent, malformed) is undefined.
- */
-export function parseRetryAfter(value: string | string[] | undefined, now: number): number | undefined {
-  const text = Array.isArray(value) ? value[0] : value;
-  if (text === undefined || text.trim() === '') return undefined;
-  if (/^\s*\d+(\.\d+)?\s*$/.test(text)) return Math.round(Number(text) * 1000);
-  const date = Date.parse(text);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
 async function readAnswer(body: Dispatcher.ResponseData['body']): Promise<string> {

@@ -21,7 +21,7 @@ import { silentLogger, type Logger } from '../util/logger.js';
 import { withQuery, type Query } from './request-path.js';
 import type { ResolvedConfig } from './resolved-config.js';
 import { bodyChunks } from './body-chunks.js';
-import { abortReason } from './signals.js';
+import { abortReason } from '../util/signals.js';
 import { Transport, type WireResponse } from './transport.js';
 import { defaultUserAgent } from './version.js';
 

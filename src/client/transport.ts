@@ -17,7 +17,7 @@ import { silentLogger, type Logger } from '../util/logger.js';
 import type { AuthProvider } from './auth/auth-provider.js';
 import { H2_PING_INTERVAL_MS, watchConnectionHealth } from './connection-health.js';
 import type { TlsConfig } from './resolved-config.js';
-import { abortReason } from './signals.js';
+import { abortReason } from '../util/signals.js';
 
 export interface TransportOptions {
   /** Server URL; a path prefix is kept and prepended to every request path. */

@@ -13,7 +13,7 @@
  */
 import * as z from 'zod';
 import { ConfigError } from '../errors/raven-error.js';
-import { raceSignal } from '../client/signals.js';
+import { raceSignal } from '../util/signals.js';
 import { callApi, type CallDeps } from './call-api.js';
 import type { OpenStackConfig } from './openstack-config.js';
 import { OpenStackError } from './openstack-error.js';

@@ -9,7 +9,7 @@
  */
 import { Agent, type Dispatcher } from 'undici';
 import { RavenError, TransportError } from '../errors/raven-error.js';
-import { abortReason } from '../client/signals.js';
+import { abortReason } from '../util/signals.js';
 
 export interface WireRequest {
   method: string;

@@ -12,7 +12,7 @@
 import { Agent, type Dispatcher } from 'undici';
 import { ConfigError } from '../../errors/raven-error.js';
 import { defaultUserAgent } from '../../client/version.js';
-import { abortReason } from '../../client/signals.js';
+import { abortReason } from '../../util/signals.js';
 import { systemClock, type Clock } from '../../util/clock.js';
 import { parseRetryAfter } from '../../util/retry-after.js';
 import { scrubUrl } from './scrub-url.js';

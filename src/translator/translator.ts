@@ -11,7 +11,7 @@
  * pending work stays in the queues.
  */
 import type { DeepReadonly } from '../cache/deep-freeze.js';
-import { makeObjectKey, type ObjectKey } from '../cache/object-key.js';
+import { makeObjectKey, type ObjectKey } from '../client/object-key.js';
 import type { KubeClient } from '../client/kube-client.js';
 import type { KubeObject } from '../client/kube-object.js';
 import type { ResourceRef } from '../client/resource-path.js';

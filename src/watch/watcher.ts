@@ -22,7 +22,8 @@ import { LineSplitter } from './decode/line-splitter.js';
 import type { ObjectPeek, WatchEventPeek } from './decode/peek.js';
 import type { KubeObject } from './decode/watch-event.js';
 import { guardInactivity } from './inactivity.js';
-import { KnownObjects, keyOf, type Known, type ObjectSource } from './known-objects.js';
+import { KnownObjects, type Known, type ObjectSource } from './known-objects.js';
+import { metadataKey } from '../client/object-key.js';
 import { ReconnectPolicy } from './reconnect-policy.js';
 import type { WatcherEvent, WatcherPhase, WatcherStatus } from './watcher-events.js';
 import { initialState, transition, type ListFrom, type Outcome, type WatcherState } from './watcher-state.js';
@@ -151,7 +152,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
     this.#started = this.#clock.now();
     if (options.resume !== undefined) {
       for (const object of options.resume.objects)
-        this.#known.set(keyOf(object.metadata), object as T, undefined, false);
+        this.#known.set(metadataKey(object.metadata), object as T, undefined, false);
       this.#resourceVersion = options.resume.resourceVersion;
       this.#synced = true;
     }
@@ -325,7 +326,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
     relist: boolean,
     out: WatcherEvent<T>[],
   ): void {
-    const key = keyOf(object.metadata);
+    const key = metadataKey(object.metadata);
     seen.add(key);
     const known = this.#known.get(key);
     if (known === undefined) {
@@ -377,7 +378,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
     return (peek) => {
       if (this.#o.accept !== undefined && !this.#o.accept(peek)) return false;
       if (this.#known.unchanged(peek)) {
-        seen.add(keyOf(peek));
+        seen.add(metadataKey(peek));
         return false;
       }
       return true;
@@ -626,7 +627,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
     }
     if (peek.type !== 'DELETED' && this.#known.unchanged(peek)) {
       if (peek.resourceVersion !== undefined) this.#resourceVersion = peek.resourceVersion;
-      seen?.add(keyOf(peek));
+      seen?.add(metadataKey(peek));
       return false;
     }
     return true;
@@ -638,7 +639,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
     object: T,
     source: ObjectSource,
   ): WatcherEvent<T> | undefined {
-    const key = keyOf(object.metadata);
+    const key = metadataKey(object.metadata);
     if (type === 'DELETED') {
       // Only what was delivered can be deleted: a deletion already inferred by a relist is not repeated.
       const known = this.#known.delete(key);

@@ -11,7 +11,7 @@ import { ConfigError } from '../../errors/raven-error.js';
 import type { Clock } from '../../util/clock.js';
 import type { SinkRecord } from '../gap-notice.js';
 import { chatMessage, type ChatMessageOptions, type ChatPlatform } from './chat-messages.js';
-import { checkUrl, httpPost } from './http-post.js';
+import { checkUrl, httpPost, SinkPool } from './http-post.js';
 import type { Sink } from './sink.js';
 
 export interface ChatSinkOptions extends ChatMessageOptions {
@@ -51,6 +51,7 @@ export class ChatSink implements Sink {
   readonly name: string;
   readonly platform: ChatPlatform;
   readonly #options: ChatSinkOptions;
+  readonly #pool: SinkPool;
 
   constructor(options: ChatSinkOptions) {
     if (!PLATFORMS.includes(options.platform))
@@ -64,6 +65,7 @@ export class ChatSink implements Sink {
     this.name = options.name;
     this.platform = options.platform;
     this.#options = options;
+    this.#pool = new SinkPool(options.dispatcher);
   }
 
   async deliver(event: SinkRecord, signal: AbortSignal): Promise<void> {
@@ -77,7 +79,12 @@ export class ChatSink implements Sink {
       signal,
       ...(this.platform === 'discord' ? { retryAfterFromBody: discordRetryAfterMs } : {}),
       ...(this.#options.clock === undefined ? {} : { clock: this.#options.clock }),
-      ...(this.#options.dispatcher === undefined ? {} : { dispatcher: this.#options.dispatcher }),
+      dispatcher: this.#pool.dispatcher,
     });
+  }
+
+  /** Close the sink's own connections (a given dispatcher is left open). */
+  async close(): Promise<void> {
+    await this.#pool.close();
   }
 }

@@ -8,7 +8,12 @@ import { retryAfterHeaderSeconds } from '../util/retry-after.js';
 import { sleep, type Clock } from '../util/clock.js';
 import type { Logger } from '../util/logger.js';
 import type { HttpExchange, WireAnswer } from './http-exchange.js';
-import { OpenStackError, parseFault, type OpenStackService, type ResourceRef } from './openstack-error.js';
+import {
+  OpenStackError,
+  parseFault,
+  type OpenStackService,
+  type ResourceRef,
+} from '../errors/openstack-error.js';
 import { retryDelay, shouldRetry, type RetryPolicy } from './retry-policy.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';

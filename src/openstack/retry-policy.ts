@@ -15,7 +15,7 @@
  */
 import { isNotSent, isRetryable, isTooManyRequests } from '../errors/classify.js';
 import { backoffDelay, EQUAL_JITTER } from '../util/backoff.js';
-import { OpenStackError } from './openstack-error.js';
+import { OpenStackError } from '../errors/openstack-error.js';
 
 export interface RetryPolicy {
   maxAttempts: number;

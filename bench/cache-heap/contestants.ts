@@ -28,7 +28,7 @@ export interface Contestant {
 }
 
 type InformerModule = typeof import('../../src/informer/informer.js');
-type DropModule = typeof import('../../src/cache/drop-managed-fields.js');
+type DropModule = typeof import('../../src/watch/decode/drop-managed-fields.js');
 type FreezeMode = import('../../src/cache/deep-freeze.js').FreezeMode;
 
 /** Raven's informer and the managedFields transform, from dist/ as bench/lib/raven.ts loads the rest. */
@@ -40,7 +40,7 @@ async function loadRavenCache(): Promise<{
   const [raven, informer, drop] = await Promise.all([
     loadRaven(),
     import(new URL('informer/informer.js', ravenDist).href) as Promise<InformerModule>,
-    import(new URL('cache/drop-managed-fields.js', ravenDist).href) as Promise<DropModule>,
+    import(new URL('watch/decode/drop-managed-fields.js', ravenDist).href) as Promise<DropModule>,
   ]);
   return { raven, Informer: informer.Informer, dropManagedFields: drop.dropManagedFields };
 }

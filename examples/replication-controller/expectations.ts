@@ -9,7 +9,7 @@
  * new pod before it was cached and the relist folded both away) expires after `ttlMs`, after which
  * the cache is believed again: the cost of a lost confirmation is a delay, never a stuck keeper.
  */
-import type { ObjectKey } from '../../src/cache/object-key.js';
+import type { ObjectKey } from '../../src/client/object-key.js';
 import type { Clock } from '../../src/util/clock.js';
 
 type Kind = 'create' | 'delete';

@@ -15,7 +15,7 @@
  */
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { DeepReadonly } from '../../src/cache/deep-freeze.js';
-import { objectKey, parseObjectKey, type ObjectKey } from '../../src/cache/object-key.js';
+import { objectKey, parseObjectKey, type ObjectKey } from '../../src/client/object-key.js';
 import type { KubeClient } from '../../src/client/kube-client.js';
 import { ResourceClient } from '../../src/client/resource-client.js';
 import { Controller, type ControllerStatus, type ReconcileContext } from '../../src/controller/controller.js';

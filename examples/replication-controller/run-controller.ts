@@ -10,7 +10,7 @@
  * When `signal` aborts, the term stops, the lease is released (so a standby takes over at its next
  * retry instead of waiting for expiry), and the returned promise resolves.
  */
-import { dropManagedFields } from '../../src/cache/drop-managed-fields.js';
+import { dropManagedFields } from '../../src/watch/decode/drop-managed-fields.js';
 import type { KubeClient } from '../../src/client/kube-client.js';
 import { LeaderElector } from '../../src/controller/leader-election.js';
 import { SharedInformers } from '../../src/informer/shared-informers.js';

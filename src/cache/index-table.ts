@@ -7,7 +7,7 @@
  */
 import { RavenError } from '../errors/raven-error.js';
 import type { DeepReadonly } from './deep-freeze.js';
-import type { ObjectKey } from './object-key.js';
+import type { ObjectKey } from '../client/object-key.js';
 import type { IndexFunc } from './store.js';
 
 /** The values one object is listed under, one array per index (in index order). */

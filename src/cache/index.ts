@@ -6,7 +6,7 @@ export {
   toObjectKey,
   type ObjectKey,
   type ObjectKeyParts,
-} from './object-key.js';
+} from '../client/object-key.js';
 export {
   deepFreeze,
   mutableCopy,
@@ -14,7 +14,7 @@ export {
   type DeepWritable,
   type FreezeMode,
 } from './deep-freeze.js';
-export { dropManagedFields } from './drop-managed-fields.js';
+export { dropManagedFields } from '../watch/decode/drop-managed-fields.js';
 export {
   NAMESPACE_INDEX,
   type IndexFunc,

@@ -13,7 +13,7 @@ import type { KubeObject } from '../client/kube-object.js';
 import { RavenError } from '../errors/raven-error.js';
 import { deepFreeze, shouldFreeze, type DeepReadonly, type FreezeMode } from './deep-freeze.js';
 import { IndexTable, type IndexValues } from './index-table.js';
-import { objectKey, type ObjectKey } from './object-key.js';
+import { objectKey, type ObjectKey } from '../client/object-key.js';
 import {
   NAMESPACE_INDEX,
   type Indexers,

@@ -11,7 +11,7 @@
  * - `hasSynced` turns true on the first `replace` and stays true.
  */
 import type { DeepReadonly } from './deep-freeze.js';
-import type { ObjectKey } from './object-key.js';
+import type { ObjectKey } from '../client/object-key.js';
 
 /** Name of the index every store keeps: namespaced objects indexed by `metadata.namespace`. */
 export const NAMESPACE_INDEX = 'namespace';

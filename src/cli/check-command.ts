@@ -4,7 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { loadRavenConfig } from '../raven/config/load-raven-config.js';
-import { configErrorList } from '../raven/config/config-aggregate-error.js';
+import { configErrorList } from '../errors/config-aggregate-error.js';
 import { ConfigError } from '../errors/raven-error.js';
 import { paint, write, type Output } from './output.js';
 import { UsageError } from './usage-error.js';

@@ -2,6 +2,7 @@
  * Hand-rolled field readers for kubeconfig documents. Every failure is a {@link ConfigError}
  * naming the file and the field path (`users[1].user.client-key`), so a user can find the line.
  */
+import { appendConfigPath } from '../errors/config-path.js';
 import { ConfigError } from '../errors/raven-error.js';
 
 /** Where a value sits: the file it came from and its field path inside that file. */
@@ -12,8 +13,7 @@ export interface FieldLocation {
 
 /** A location one step deeper: `at(loc, 'cluster')`, `at(loc, 0)`. */
 export function at(loc: FieldLocation, key: string | number): FieldLocation {
-  if (typeof key === 'number') return { file: loc.file, path: `${loc.path}[${key}]` };
-  return { file: loc.file, path: loc.path === '' ? key : `${loc.path}.${key}` };
+  return { file: loc.file, path: appendConfigPath(loc.path, key) };
 }
 
 /** A ConfigError located at `loc`. */

@@ -21,7 +21,7 @@ import { silentLogger, type Logger } from '../util/logger.js';
 import { withQuery, type Query } from './request-path.js';
 import type { ResolvedConfig } from './resolved-config.js';
 import { bodyChunks } from './body-chunks.js';
-import { abortReason } from './signals.js';
+import { abortReason } from '../util/signals.js';
 import { Transport, type WireResponse } from './transport.js';
 import { defaultUserAgent } from './version.js';
 
@@ -129,7 +129,13 @@ export class KubeClient {
     for (let attempt = 1; ; attempt++) {
       const { statusCode, text, retryAfter } = await this.#exchange(opts, path, headers, body);
       if (statusCode >= 200 && statusCode < 300) return decode(text, opts.method, path) as T;
-      const err = apiErrorFromResponse(statusCode, text, { method: opts.method, path }, retryAfter);
+      const err = apiErrorFromResponse(
+        statusCode,
+        text,
+        { method: opts.method, path },
+        retryAfter,
+        this.#clock.now(),
+      );
       if (isUnauthorized(err) && !reauthenticated) {
         reauthenticated = true;
         this.#reauthenticate(err);
@@ -166,6 +172,7 @@ export class KubeClient {
         text,
         { method: 'GET', path },
         header(res, 'retry-after'),
+        this.#clock.now(),
       );
       if (isUnauthorized(err) && !reauthenticated) {
         reauthenticated = true;

@@ -155,7 +155,7 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
   /** Patch with the given strategy; `apply` requires `fieldManager`. */
   patch(name: string, patch: unknown, opts: PatchOptions): Promise<T> {
     if (opts.type === 'apply' && (opts.fieldManager === undefined || opts.fieldManager === '')) {
-      return Promise.reject(new RavenError('ERR_ARGUMENT', 'server-side apply needs a fieldManager'));
+      return Promise.reject(new RavenError('ERR_INVALID_ARGUMENT', 'server-side apply needs a fieldManager'));
     }
     const query: Query = { ...writeQuery(opts), force: opts.type === 'apply' ? opts.force : undefined };
     return this.#call('PATCH', () => this.#objectPath(name, opts), query, opts, {
@@ -168,7 +168,7 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
   apply(body: T, opts: WriteOptions & { fieldManager: string; force?: boolean }): Promise<T> {
     const name = body.metadata?.name;
     if (name === undefined)
-      return Promise.reject(new RavenError('ERR_ARGUMENT', 'server-side apply needs metadata.name'));
+      return Promise.reject(new RavenError('ERR_INVALID_ARGUMENT', 'server-side apply needs metadata.name'));
     return this.patch(name, body, {
       ...opts,
       namespace: opts.namespace ?? body.metadata?.namespace,

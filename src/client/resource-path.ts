@@ -33,13 +33,14 @@ export function resourcePath(ref: ResourceRef, opts: PathOptions = {}): string {
     path += `/namespaces/${encodeURIComponent(opts.namespace)}`;
   path += `/${ref.resource}`;
   if (opts.name !== undefined) {
-    if (opts.name === '') throw new RavenError('ERR_ARGUMENT', `an empty name was given for ${ref.resource}`);
+    if (opts.name === '')
+      throw new RavenError('ERR_INVALID_ARGUMENT', `an empty name was given for ${ref.resource}`);
     path += `/${encodeURIComponent(opts.name)}`;
   }
   if (opts.subresource !== undefined) {
     if (opts.name === undefined) {
       throw new RavenError(
-        'ERR_ARGUMENT',
+        'ERR_INVALID_ARGUMENT',
         `subresource ${opts.subresource} of ${ref.resource} needs an object name`,
       );
     }

@@ -1,6 +1,7 @@
 /**
- * The wire: one bounded, keep-alive undici connection pool per client, TLS from the resolved
- * configuration, credentials from the auth provider on every request.
+ * The wire: one bounded, keep-alive connection pool per client (the project's HTTP core,
+ * `http/`), TLS from the resolved configuration, credentials from the auth provider on every
+ * request.
  *
  * Guarantees: at most `maxConnections` sockets to the apiserver (over HTTP/2, normally one, PINGed
  * so that a dead connection is found within 25 s); when the auth provider returns
@@ -9,15 +10,16 @@
  * cause, and an aborted request rejects with the signal's reason. Status codes are not
  * interpreted here: that is the client's job.
  */
-import { Agent, ProxyAgent, buildConnector, type Dispatcher } from 'undici';
+import { Agent, buildConnector, type Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'undici/types/header.js';
-import { RavenError, TransportError } from '../errors/raven-error.js';
+import { TransportError } from '../errors/raven-error.js';
+import { connectOptions, createPool, type PoolOptions } from '../http/http-pool.js';
+import { requestFailure, send, type HttpRequest } from '../http/send.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import type { AuthProvider } from './auth/auth-provider.js';
 import { H2_PING_INTERVAL_MS, watchConnectionHealth } from './connection-health.js';
 import type { TlsConfig } from './resolved-config.js';
-import { abortReason } from './signals.js';
 
 export interface TransportOptions {
   /** Server URL; a path prefix is kept and prepended to every request path. */
@@ -91,29 +93,29 @@ export class Transport {
     try {
       const creds = await this.#options.auth.authenticate(req.signal);
       const pool = this.#dispatchers(creds.cert, creds.key);
-      const options: Dispatcher.RequestOptions = {
-        origin: this.#origin,
-        path: this.#basePath + req.path,
+      const options: HttpRequest = {
+        url: { origin: this.#origin, path: this.#basePath + req.path },
         method: req.method,
         headers: { 'user-agent': this.#options.userAgent, ...req.headers, ...creds.headers },
         body: req.body ?? null,
-        signal: req.signal ?? null,
-        ...(req.bodyTimeoutMs === undefined ? {} : { bodyTimeout: req.bodyTimeoutMs }),
+        signal: req.signal,
+        label: `${req.method} ${req.path}`,
+        ...(req.bodyTimeoutMs === undefined ? {} : { bodyTimeoutMs: req.bodyTimeoutMs }),
       };
       const overH2 = req.longLived === true && req.body === undefined && pool.streams !== pool.dispatcher;
       let res: Dispatcher.ResponseData;
       try {
-        res = await (overH2 ? pool.streams : pool.dispatcher).request(options);
+        res = await send(overH2 ? pool.streams : pool.dispatcher, options);
       } catch (err) {
         // The apiserver answers a rejected credential over HTTP/2 with a GOAWAY next to the 401,
         // and the HTTP/2 client reports the GOAWAY instead of the answer. Ask once over HTTP/1.1
         // to learn what the server said (a 401 makes the client re-authenticate).
         if (!overH2 || req.signal?.aborted === true || !isGoAway(err)) throw err;
-        res = await pool.dispatcher.request(options);
+        res = await send(pool.dispatcher, options);
       }
       return { statusCode: res.statusCode, headers: res.headers, body: res.body };
     } catch (err) {
-      throw wireError(err, req);
+      throw requestFailure(err, { signal: req.signal, label: `${req.method} ${req.path}` });
     }
   }
 
@@ -153,23 +155,25 @@ export class Transport {
   /** The pool for requests, and the one for long-lived streams (the same one through a proxy or without HTTP/2). */
   #build(cert: string | undefined, key: string | undefined): { dispatcher: Dispatcher; streams: Dispatcher } {
     const { tls, proxyUrl } = this.#options;
-    const connect = {
-      timeout: this.#options.connectTimeoutMs ?? 10_000,
-      rejectUnauthorized: !tls.insecureSkipTlsVerify,
-      ...(tls.ca === undefined ? {} : { ca: tls.ca }),
-      ...(tls.serverName === undefined ? {} : { servername: tls.serverName }),
-      ...(cert === undefined || key === undefined ? {} : { cert, key }),
+    const pool: PoolOptions = {
+      connections: this.#options.maxConnections ?? 100,
+      ...(this.#options.connectTimeoutMs === undefined
+        ? {}
+        : { connectTimeoutMs: this.#options.connectTimeoutMs }),
+      tls: {
+        insecureSkipVerify: tls.insecureSkipTlsVerify,
+        ...(tls.ca === undefined ? {} : { ca: tls.ca }),
+        ...(tls.serverName === undefined ? {} : { serverName: tls.serverName }),
+        ...(cert === undefined || key === undefined ? {} : { cert, key }),
+      },
+      ...(proxyUrl === undefined ? {} : { proxyUrl }),
     };
-    const pool = { connections: this.#options.maxConnections ?? 100, pipelining: 1 };
-    if (proxyUrl !== undefined) {
-      const proxied = new ProxyAgent({ uri: proxyUrl, requestTls: connect, ...pool });
-      return { dispatcher: proxied, streams: proxied };
-    }
-    const dispatcher = new Agent({ connect, ...pool });
-    const http2 = (this.#options.http2 ?? true) && this.#origin.startsWith('https:');
+    const dispatcher = createPool(pool);
+    const http2 =
+      proxyUrl === undefined && (this.#options.http2 ?? true) && this.#origin.startsWith('https:');
     if (!http2) return { dispatcher, streams: dispatcher };
     const clock = this.#options.clock ?? systemClock;
-    const connector = buildConnector({ ...connect, allowH2: true });
+    const connector = buildConnector({ ...connectOptions(pool), allowH2: true });
     const checked: buildConnector.connector = (options, callback) => {
       connector(options, (...args) => {
         const socket = args[1];
@@ -184,7 +188,7 @@ export class Transport {
     };
     const streams = new Agent({
       connect: checked,
-      ...pool,
+      connections: pool.connections,
       allowH2: true,
       pingInterval: H2_PING_INTERVAL_MS,
     });
@@ -199,12 +203,4 @@ function distinct(pool: { dispatcher: Dispatcher; streams: Dispatcher }): Dispat
 /** The HTTP/2 client's report of a GOAWAY that ended a request before its answer was read. */
 function isGoAway(err: unknown): boolean {
   return err instanceof Error && /GOAWAY/.test(err.message);
-}
-
-function wireError(err: unknown, req: WireRequest): Error {
-  if (req.signal?.aborted === true) return abortReason(req.signal);
-  if (err instanceof RavenError) return err;
-  const cause = err as Error & { code?: string };
-  const code = cause.code === undefined ? '' : ` (${cause.code})`;
-  return new TransportError(`${req.method} ${req.path}: ${cause.message}${code}`, { cause: err });
 }

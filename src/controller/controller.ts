@@ -9,7 +9,7 @@
  * A key is never reconciled by two workers at once.
  */
 import type { DeepReadonly } from '../cache/deep-freeze.js';
-import { makeObjectKey, objectKey, type ObjectKey } from '../cache/object-key.js';
+import { makeObjectKey, objectKey, type ObjectKey } from '../client/object-key.js';
 import type { KubeObject } from '../client/kube-object.js';
 import type { Informer } from '../informer/informer.js';
 import type { HandlerRegistration } from '../informer/informer.js';

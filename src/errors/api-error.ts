@@ -3,6 +3,7 @@
  * in-stream watch ERROR event, becomes an {@link ApiError}.
  */
 import type { Status } from 'kubernetes-types/meta/v1.js';
+import { retryAfterHeaderSeconds } from '../util/retry-after.js';
 import { RavenError } from './raven-error.js';
 
 /** The request an error belongs to, for messages a user can act on. */
@@ -40,13 +41,16 @@ export class ApiError extends RavenError {
 
 /**
  * Build a Status-carrying error from a response. `body` is the raw text; when it is a JSON
- * `Status` it is used as is, otherwise a Status is synthesised from the HTTP status line.
+ * `Status` it is used as is, otherwise a Status is synthesised from the HTTP status line. A
+ * `Retry-After` header fills `details.retryAfterSeconds` when the Status has none (an HTTP date
+ * only when `now` is given).
  */
 export function apiErrorFromResponse(
   statusCode: number,
   body: string,
   request?: RequestInfo,
   retryAfterHeader?: string,
+  now?: number,
 ): ApiError {
   let status: Status | undefined;
   try {
@@ -63,7 +67,7 @@ export function apiErrorFromResponse(
     reason: reasonForCode(statusCode),
     message: body.trim().slice(0, 500) || `HTTP ${statusCode}`,
   };
-  const retryAfter = parseRetryAfter(retryAfterHeader);
+  const retryAfter = retryAfterHeaderSeconds(retryAfterHeader, now);
   if (retryAfter !== undefined && status.details?.retryAfterSeconds === undefined) {
     status = { ...status, details: { ...status.details, retryAfterSeconds: retryAfter } };
   }
@@ -78,13 +82,6 @@ export function isStatus(value: unknown): value is Status {
     (value as { kind?: unknown }).kind === 'Status' &&
     typeof (value as { code?: unknown }).code !== 'string'
   );
-}
-
-/** Retry-After as whole seconds; HTTP-dates are not sent by the apiserver and are ignored. */
-export function parseRetryAfter(header: string | undefined): number | undefined {
-  if (header === undefined) return undefined;
-  const seconds = Number(header.trim());
-  return Number.isFinite(seconds) && seconds >= 0 ? Math.ceil(seconds) : undefined;
 }
 
 const reasons: Record<number, string> = {

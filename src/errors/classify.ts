@@ -2,7 +2,7 @@
  * Every decision about what an error means lives here, so that no other module compares status
  * codes or reasons. Each predicate accepts `unknown` and answers false for anything else.
  */
-import { OpenStackError, OpenStackProvisioningError } from '../openstack/openstack-error.js';
+import { OpenStackError, OpenStackProvisioningError } from './openstack-error.js';
 import { ApiError } from './api-error.js';
 import { AuthError, DecodeError, RavenError, SinkError, TransportError } from './raven-error.js';
 

@@ -9,6 +9,7 @@
 import type { DeepReadonly } from '../cache/deep-freeze.js';
 import type { Store } from '../cache/store.js';
 import type { KubeObject } from '../client/kube-object.js';
+import { metadataKey } from '../client/object-key.js';
 import type { WatcherEvent } from '../watch/watcher-events.js';
 import type { InformerEvent } from './informer-events.js';
 
@@ -119,7 +120,7 @@ function applyBatch<T extends KubeObject>(
     // The first list: everything listed is the initial content, swapped in by replace().
     const objects = new Map<string, T>();
     for (const event of batch) {
-      const key = `${event.object.metadata?.namespace ?? ''}/${event.object.metadata?.name ?? ''}`;
+      const key = metadataKey(event.object.metadata);
       if (event.type === 'deleted') objects.delete(key);
       else objects.set(key, event.object);
     }

@@ -13,10 +13,10 @@
  */
 import * as z from 'zod';
 import { ConfigError } from '../errors/raven-error.js';
-import { raceSignal } from '../client/signals.js';
+import { raceSignal } from '../util/signals.js';
 import { callApi, type CallDeps } from './call-api.js';
 import type { OpenStackConfig } from './openstack-config.js';
-import { OpenStackError } from './openstack-error.js';
+import { OpenStackError } from '../errors/openstack-error.js';
 import { selectEndpoint, normaliseEndpoint, type CatalogService } from './service-catalog.js';
 
 /** A service the client calls, by catalog type. */

@@ -4,11 +4,16 @@
  * in); this layer never logs headers or bodies, which may carry tokens and passwords.
  */
 import { DecodeError, TransportError } from '../errors/raven-error.js';
-import { parseRetryAfter } from '../errors/api-error.js';
+import { retryAfterHeaderSeconds } from '../util/retry-after.js';
 import { sleep, type Clock } from '../util/clock.js';
 import type { Logger } from '../util/logger.js';
 import type { HttpExchange, WireAnswer } from './http-exchange.js';
-import { OpenStackError, parseFault, type OpenStackService, type ResourceRef } from './openstack-error.js';
+import {
+  OpenStackError,
+  parseFault,
+  type OpenStackService,
+  type ResourceRef,
+} from '../errors/openstack-error.js';
 import { retryDelay, shouldRetry, type RetryPolicy } from './retry-policy.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
@@ -160,7 +165,7 @@ async function attemptUnobserved(deps: CallDeps, call: ApiCall): Promise<ApiAnsw
     if (call.signal?.aborted === true || !(err instanceof TransportError)) throw err;
     throw new OpenStackError({ ...where(call), cause: err });
   }
-  if (answer.status < 200 || answer.status >= 300) throw errorFromAnswer(call, answer);
+  if (answer.status < 200 || answer.status >= 300) throw errorFromAnswer(call, answer, deps.clock.now());
   return { status: answer.status, headers: answer.headers, body: decode(call, answer) };
 }
 
@@ -178,9 +183,9 @@ function decode(call: ApiCall, answer: WireAnswer): unknown {
   }
 }
 
-function errorFromAnswer(call: ApiCall, answer: WireAnswer): OpenStackError {
+function errorFromAnswer(call: ApiCall, answer: WireAnswer, now: number): OpenStackError {
   const requestId = header(answer, 'x-openstack-request-id') ?? header(answer, 'x-compute-request-id');
-  const retryAfter = parseRetryAfter(header(answer, 'retry-after'));
+  const retryAfter = retryAfterHeaderSeconds(header(answer, 'retry-after'), now);
   return new OpenStackError({
     ...where(call),
     status: answer.status,

@@ -1,15 +1,17 @@
 /**
- * The wire under the OpenStack transport: one JSON request, one complete answer. A shared undici
- * pool keeps connections alive per origin (Keystone, Neutron and Octavia are separate origins).
+ * The wire under the OpenStack transport: one JSON request, one complete answer, over the
+ * project's HTTP core (`http/`): one pool keeps connections alive per origin (Keystone, Neutron
+ * and Octavia are separate origins).
  *
  * Guarantees: the answer body is always read to the end (or destroyed); a network failure,
  * including a header or body timeout, becomes a {@link TransportError} with the cause; an aborted
  * request rejects with the signal's reason; after `close` every send fails at once with `ERR_CLOSED`
  * (not retried). Status codes are not interpreted here.
  */
-import { Agent, type Dispatcher } from 'undici';
-import { RavenError, TransportError } from '../errors/raven-error.js';
-import { abortReason } from '../client/signals.js';
+import type { Dispatcher } from 'undici';
+import { RavenError } from '../errors/raven-error.js';
+import { createPool } from '../http/http-pool.js';
+import { requestFailure, send } from '../http/send.js';
 
 export interface WireRequest {
   method: string;
@@ -50,34 +52,28 @@ export class UndiciExchange implements HttpExchange {
     this.#owned = options.dispatcher === undefined;
     // Bounded: the translator issues many small calls; 32 sockets per origin keeps SQLite-backed
     // test servers and real API workers from being flooded.
-    this.#dispatcher = options.dispatcher ?? new Agent({ connections: options.connections ?? 32 });
+    this.#dispatcher = options.dispatcher ?? createPool({ connections: options.connections ?? 32 });
   }
 
   async send(req: WireRequest): Promise<WireAnswer> {
     // Not a TransportError: a closed client is not worth retrying.
     if (this.#closed)
       throw new RavenError('ERR_CLOSED', `${req.method} ${req.url}: the OpenStack client is closed`);
-    const url = new URL(req.url);
+    // No label: the caller's error names the call; this one says what happened on the wire.
+    const res = await send(this.#dispatcher, {
+      url: req.url,
+      method: req.method,
+      headers: req.headers,
+      body: req.body ?? null,
+      signal: req.signal,
+      headersTimeoutMs: req.timeoutMs,
+      bodyTimeoutMs: req.timeoutMs,
+    });
     try {
-      const res = await this.#dispatcher.request({
-        origin: url.origin,
-        path: url.pathname + url.search,
-        method: req.method,
-        headers: req.headers,
-        body: req.body ?? null,
-        signal: req.signal ?? null,
-        headersTimeout: req.timeoutMs,
-        bodyTimeout: req.timeoutMs,
-      });
       const text = await res.body.text();
       return { status: res.statusCode, headers: res.headers, text };
     } catch (err) {
-      if (req.signal?.aborted === true) throw abortReason(req.signal);
-      if (err instanceof RavenError) throw err;
-      const cause = err as Error & { code?: string };
-      const code = cause.code === undefined ? '' : ` (${cause.code})`;
-      // The caller's error names the call; this one says what happened on the wire.
-      throw new TransportError(`${cause.message}${code}`, { cause: err });
+      throw requestFailure(err, { signal: req.signal });
     }
   }
 

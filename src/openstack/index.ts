@@ -17,7 +17,7 @@ export {
   type OpenStackFault,
   type OpenStackService,
   type ResourceRef,
-} from './openstack-error.js';
+} from '../errors/openstack-error.js';
 export {
   KeystoneSession,
   NoAuthSession,

@@ -13,9 +13,9 @@
  */
 import { isOpenStackImmutable } from '../errors/classify.js';
 import { sleep, type Clock } from '../util/clock.js';
-import { Backoff, type BackoffOptions } from '../watch/backoff.js';
+import { Backoff, type BackoffOptions } from '../util/backoff.js';
 import type { Logger } from '../util/logger.js';
-import { OpenStackProvisioningError } from './openstack-error.js';
+import { OpenStackProvisioningError } from '../errors/openstack-error.js';
 import type { LoadBalancer, ProvisioningStatus } from './octavia-types.js';
 
 /** What a provisioning_status means for the next change: go, wait, or give up. */

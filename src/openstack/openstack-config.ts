@@ -12,8 +12,8 @@
  */
 import * as z from 'zod';
 import { ConfigError } from '../errors/raven-error.js';
-import { ConfigAggregateError } from '../raven/config/config-aggregate-error.js';
-import { formatConfigPath, type ConfigPath } from '../raven/config/config-path.js';
+import { ConfigAggregateError } from '../errors/config-aggregate-error.js';
+import { formatConfigPath, type ConfigPath } from '../errors/config-path.js';
 
 const nonEmpty = z.string().trim().min(1, 'expected a non-empty string');
 const httpUrl = z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' });

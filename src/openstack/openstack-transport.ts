@@ -7,7 +7,7 @@
 import { isUnauthorized } from '../errors/classify.js';
 import type { AuthSession, ServiceType, SessionInfo } from './auth-session.js';
 import { callApi, type ApiAnswer, type CallDeps, type HttpMethod } from './call-api.js';
-import type { ResourceRef } from './openstack-error.js';
+import type { ResourceRef } from '../errors/openstack-error.js';
 
 export interface ServiceCall {
   service: ServiceType;

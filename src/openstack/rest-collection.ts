@@ -14,7 +14,7 @@
  */
 import { isNotFound } from '../errors/classify.js';
 import type { ServiceType } from './auth-session.js';
-import { OpenStackError, type ResourceRef } from './openstack-error.js';
+import { OpenStackError, type ResourceRef } from '../errors/openstack-error.js';
 import type { QueryParams, QueryValue, ServiceTransport } from './openstack-transport.js';
 
 export interface CollectionSpec {

@@ -8,12 +8,14 @@
  * timeout) or was refused with 429; a 5xx or a timeout after sending may have created the
  * resource, so it is reported instead of duplicated.
  *
- * Delays grow exponentially from `baseDelayMs` up to `maxDelayMs`, with equal jitter (half fixed,
- * half random) so that many callers do not retry in step; a `Retry-After` is honoured up to
- * `maxDelayMs`. Attempts are bounded by `maxAttempts`, the first included.
+ * Delays are the project's backoff (`util/backoff.ts`): doubling from `baseDelayMs` up to
+ * `maxDelayMs`, with equal jitter (half fixed, half random) so that many callers do not retry in
+ * step; a `Retry-After` is honoured up to `maxDelayMs`. Attempts are bounded by `maxAttempts`, the
+ * first included.
  */
 import { isNotSent, isRetryable, isTooManyRequests } from '../errors/classify.js';
-import { OpenStackError } from './openstack-error.js';
+import { backoffDelay, EQUAL_JITTER } from '../util/backoff.js';
+import { OpenStackError } from '../errors/openstack-error.js';
 
 export interface RetryPolicy {
   maxAttempts: number;
@@ -34,8 +36,11 @@ export function shouldRetry(err: unknown, idempotent: boolean): boolean {
  * retryDelay({ maxAttempts: 4, baseDelayMs: 250, maxDelayMs: 4000 }, 2, err, Math.random); // 250..500
  */
 export function retryDelay(policy: RetryPolicy, retry: number, err: unknown, random: () => number): number {
-  const exponential = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (retry - 1));
-  const jittered = exponential / 2 + (random() * exponential) / 2;
+  const jittered = backoffDelay(
+    { initialMs: policy.baseDelayMs, maxMs: policy.maxDelayMs, factor: 2, jitter: EQUAL_JITTER },
+    retry,
+    random,
+  );
   const after = err instanceof OpenStackError ? err.retryAfterSeconds : undefined;
   const asked = after === undefined ? 0 : Math.min(policy.maxDelayMs, after * 1000);
   return Math.round(Math.max(jittered, asked));

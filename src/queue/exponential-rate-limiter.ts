@@ -1,8 +1,11 @@
 /**
  * Per-key exponential backoff: the n-th consecutive failure of a key waits `base * 2^(n-1)`,
  * capped at `max`, until the key is forgotten (on success). Keys back off independently, so one
- * broken object does not slow the others down.
+ * broken object does not slow the others down. The delay is the project's backoff
+ * (`util/backoff.ts`) without jitter, as client-go's per-item limiter: keys fail at their own
+ * times, and a bucket limiter beside it (`defaultControllerRateLimiter`) spreads the load.
  */
+import { backoffDelay, NO_JITTER } from '../util/backoff.js';
 import type { RateLimiter } from './rate-limiter.js';
 
 export interface ExponentialRateLimiterOptions {
@@ -20,15 +23,18 @@ export interface ExponentialRateLimiterOptions {
  * limiter.when(key); // 100, then 200, 400, ...
  */
 export function exponentialRateLimiter<K>(options: ExponentialRateLimiterOptions = {}): RateLimiter<K> {
-  const base = options.baseDelayMs ?? 5;
-  const max = options.maxDelayMs ?? 1_000_000;
+  const policy = {
+    initialMs: options.baseDelayMs ?? 5,
+    maxMs: options.maxDelayMs ?? 1_000_000,
+    factor: 2,
+    jitter: NO_JITTER,
+  };
   const failures = new Map<K, number>();
   return {
     when(key) {
-      const n = failures.get(key) ?? 0;
-      failures.set(key, n + 1);
-      // 2 ** n is Infinity past n = 1023; Math.min then yields max, so no overflow guard is needed.
-      return Math.min(base * 2 ** n, max);
+      const n = (failures.get(key) ?? 0) + 1;
+      failures.set(key, n);
+      return backoffDelay(policy, n, noRandom);
     },
     forget(key) {
       failures.delete(key);
@@ -37,4 +43,9 @@ export function exponentialRateLimiter<K>(options: ExponentialRateLimiterOptions
       return failures.get(key) ?? 0;
     },
   };
+}
+
+/** Without jitter the random draw is not used. */
+function noRandom(): number {
+  return 0;
 }

@@ -6,6 +6,7 @@
  * after a crash (use `id` to deduplicate), never an older state after a newer one.
  */
 import type { KubeObject } from '../client/kube-object.js';
+import { metadataKey } from '../client/object-key.js';
 import type { EventOccurrence } from './events/event-occurrence.js';
 
 /** What resource an event is about. */
@@ -64,9 +65,7 @@ export interface ChangeEvent {
 
 /** `namespace/name` or `name`: the per-object ordering key. */
 export function eventObjectKey(event: Pick<ChangeEvent, 'namespace' | 'name'>): string {
-  return event.namespace === undefined || event.namespace === ''
-    ? event.name
-    : `${event.namespace}/${event.name}`;
+  return metadataKey(event);
 }
 
 /** The deduplication id of an event. */

@@ -29,6 +29,7 @@ import { LeaderElector } from '../controller/leader-election.js';
 import { errorKind, isRetryable } from '../errors/classify.js';
 import { ConfigError } from '../errors/raven-error.js';
 import { systemClock, sleep, type Clock, type TimerHandle } from '../util/clock.js';
+import { Backoff, type BackoffOptions } from '../util/backoff.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import type { CheckpointStore } from './checkpoint/checkpoint-store.js';
 import { MemoryCheckpointStore } from './checkpoint/memory-checkpoint-store.js';
@@ -60,7 +61,17 @@ export interface DaemonOptions {
   stdout?: NodeJS.WritableStream & { isTTY?: boolean };
   /** The config's file name, for errors found at run time (an unknown resource). */
   configFile?: string;
+  /** Random numbers in [0, 1) for retry jitter; injected for tests. */
+  random?: () => number;
 }
+
+/**
+ * Retrying discovery at start-up while the apiserver is unreachable: 0.5 s doubling to 30 s, so a
+ * daemon started beside its apiserver finds it within a second or two, and one started while the
+ * apiserver is down asks twice a minute at most; ±20 % jitter so a fleet of daemons restarted
+ * together does not ask in lock-step.
+ */
+const DISCOVERY_RETRY: BackoffOptions = { initialMs: 500, maxMs: 30_000, factor: 2, jitter: 0.2 };
 
 /** How often sinks that overflowed are checked for a resync. */
 const RESYNC_CHECK_MS = 5_000;
@@ -178,7 +189,8 @@ export class Daemon {
   ): Promise<Map<string, ResolvedResource> | undefined> {
     const resolved = new Map<string, ResolvedResource>();
     for (const [index, watcher] of this.#config.watchers.entries()) {
-      for (let attempt = 0; ; attempt++) {
+      const backoff = new Backoff({ ...DISCOVERY_RETRY, random: this.#options.random ?? Math.random });
+      for (;;) {
         try {
           resolved.set(
             watcher.name,
@@ -199,7 +211,7 @@ export class Daemon {
               cause: error,
             });
           }
-          const delay = Math.min(30_000, 500 * 2 ** attempt);
+          const delay = backoff.fail();
           this.#log.warn(
             { err: (error as Error).message, retryInMs: delay },
             'cannot reach the apiserver for discovery; retrying',

@@ -16,7 +16,7 @@
  * objects that entered or left its scope.
  */
 import type { KubeObject } from '../client/kube-object.js';
-import type { ObjectKey } from '../cache/object-key.js';
+import type { ObjectKey } from '../client/object-key.js';
 import type { CheckpointStore } from './checkpoint/checkpoint-store.js';
 import type { ResourceId } from './change-event.js';
 import type { WatcherConfig } from './config/watcher-schema.js';

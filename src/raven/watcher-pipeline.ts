@@ -15,7 +15,7 @@
  */
 import type { ResolvedResource } from '../client/api-resource.js';
 import type { KubeObject } from '../client/kube-object.js';
-import { keyOf } from '../watch/known-objects.js';
+import { metadataKey } from '../client/object-key.js';
 import { merge } from '../watch/merge.js';
 import { watchResource, type ScopedWatcher } from '../watch/watch-resource.js';
 import type { Watcher, WatchTransport } from '../watch/watcher.js';
@@ -118,7 +118,7 @@ export class WatcherPipeline {
   }
 
   get(namespace: string | undefined, name: string): KubeObject | undefined {
-    return this.#objects.get(keyOf({ namespace, name }));
+    return this.#objects.get(metadataKey({ namespace, name }));
   }
 
   /** Watch until `signal` aborts. */
@@ -160,7 +160,7 @@ export class WatcherPipeline {
     }
     callbacks.watching([...scopes.keys()]);
     if (resume !== undefined) {
-      for (const object of resume.objects) this.#objects.set(keyOf(object.metadata), object);
+      for (const object of resume.objects) this.#objects.set(metadataKey(object.metadata), object);
       this.#synced = true;
       callbacks.synced(this.objects(), true);
     }
@@ -181,7 +181,7 @@ export class WatcherPipeline {
           break;
         case 'initial': {
           const object = redact(event.object, this.resource.resource);
-          this.#objects.set(keyOf(object.metadata), object);
+          this.#objects.set(metadataKey(object.metadata), object);
           break;
         }
         case 'synced':
@@ -237,7 +237,7 @@ export class WatcherPipeline {
     origin: 'live' | 'relist',
     context: Parameters<typeof toChangeEvent>[0],
   ): ChangeEvent {
-    const key = keyOf(event.object.metadata);
+    const key = metadataKey(event.object.metadata);
     const previous = this.#objects.get(key);
     const change = toChangeEvent(context, {
       type: event.type,

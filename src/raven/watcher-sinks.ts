@@ -16,7 +16,7 @@
  * lists next time (a first run needs every object, which a replay does not bring).
  */
 import type { KubeObject } from '../client/kube-object.js';
-import { makeObjectKey } from '../cache/object-key.js';
+import { makeObjectKey } from '../client/object-key.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/logger.js';
 import { alreadyConfirmed } from './already-confirmed.js';

@@ -4,7 +4,7 @@
  * crash between two calls — is handed to the reconcile of that object's key, which removes it in
  * dependency order. Run at start (once the caches are synced) and periodically.
  */
-import { toObjectKey } from '../cache/object-key.js';
+import { toObjectKey } from '../client/object-key.js';
 import type { TranslatorContext } from './context.js';
 import { parseDescription, type OwnerKind } from './identity.js';
 

@@ -7,6 +7,7 @@
  * - tags: `raven.c=<cluster>`, `raven.r=<role>`, `raven.u=<uid>` and `raven.o=<hash of the object key>`
  *   (tags are short and have no room for names), used to list what belongs to an object.
  */
+import { metadataKey } from '../client/object-key.js';
 import { createHash } from 'node:crypto';
 
 /** What a resource is for. */
@@ -44,9 +45,7 @@ const NAME_MAX = 255;
 
 /** The key of an owner: `namespace/name` or `name`. */
 export function ownerKey(owner: Pick<Owner, 'namespace' | 'name'>): string {
-  return owner.namespace === undefined || owner.namespace === ''
-    ? owner.name
-    : `${owner.namespace}/${owner.name}`;
+  return metadataKey(owner);
 }
 
 /** A short stable hash of an object key, for tags. */

@@ -7,7 +7,7 @@
  */
 import type { KubeObject } from '../client/kube-object.js';
 import type { DeepReadonly } from '../cache/deep-freeze.js';
-import { toObjectKey } from '../cache/object-key.js';
+import { toObjectKey } from '../client/object-key.js';
 import { isInvalid, isNotFound } from '../errors/classify.js';
 import { portAddresses } from '../openstack/neutron-client.js';
 import type { Port, PortCreate } from '../openstack/neutron-types.js';

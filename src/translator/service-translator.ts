@@ -10,7 +10,7 @@
  * balancer (cascade), then the VIP port once the load balancer is really gone.
  */
 import type { DeepReadonly } from '../cache/deep-freeze.js';
-import { toObjectKey } from '../cache/object-key.js';
+import { toObjectKey } from '../client/object-key.js';
 import type { KubeObject } from '../client/kube-object.js';
 import { isConflict, openStackFaultType } from '../errors/classify.js';
 import type { FloatingIp, FloatingIpCreate, Port, PortCreate } from '../openstack/neutron-types.js';

@@ -11,7 +11,7 @@
  * pending work stays in the queues.
  */
 import type { DeepReadonly } from '../cache/deep-freeze.js';
-import { makeObjectKey, type ObjectKey } from '../cache/object-key.js';
+import { makeObjectKey, type ObjectKey } from '../client/object-key.js';
 import type { KubeClient } from '../client/kube-client.js';
 import type { KubeObject } from '../client/kube-object.js';
 import type { ResourceRef } from '../client/resource-path.js';
@@ -21,6 +21,7 @@ import { SharedInformers } from '../informer/shared-informers.js';
 import type { OpenStackClient } from '../openstack/openstack-client.js';
 import { failed, type HandlerResult } from '../queue/handler-result.js';
 import { systemClock, sleep, type Clock } from '../util/clock.js';
+import { Backoff, type BackoffOptions } from '../util/backoff.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import type { TranslatorContext, PatchObject } from './context.js';
 import { collectGarbage } from './garbage-collector.js';
@@ -48,7 +49,16 @@ export interface TranslatorOptions {
   settings: TranslatorSettings;
   clock?: Clock;
   logger?: Logger;
+  /** Random numbers in [0, 1) for retry jitter; injected for tests. */
+  random?: () => number;
 }
+
+/**
+ * Retrying the cluster infrastructure while OpenStack is unreachable or refuses: 1 s doubling to
+ * 30 s (each attempt is several calls, each already retried by the client), ±20 % jitter so
+ * translators restarted together do not call in lock-step.
+ */
+const INFRASTRUCTURE_RETRY: BackoffOptions = { initialMs: 1_000, maxMs: 30_000, factor: 2, jitter: 0.2 };
 
 export class Translator {
   readonly name: string;
@@ -194,7 +204,8 @@ export class Translator {
   }
 
   async #ensureInfrastructure(signal: AbortSignal): Promise<Infrastructure | undefined> {
-    for (let attempt = 0; !signal.aborted; attempt++) {
+    const backoff = new Backoff({ ...INFRASTRUCTURE_RETRY, random: this.#o.random ?? Math.random });
+    while (!signal.aborted) {
       try {
         const projectId = await this.#o.openstack.projectId(signal);
         this.#infrastructure = await ensureInfrastructure(this.#o.openstack, this.#o.settings, projectId);
@@ -203,7 +214,7 @@ export class Translator {
         return this.#infrastructure;
       } catch (error) {
         this.#lastError = error instanceof Error ? error.message : String(error);
-        const delay = Math.min(30_000, 1_000 * 2 ** attempt);
+        const delay = backoff.fail();
         this.#log.error(
           { err: this.#lastError, retryInMs: delay },
           'cannot set up the cluster infrastructure in OpenStack; retrying',

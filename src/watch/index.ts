@@ -5,7 +5,7 @@ export { watch, Watcher, type WatcherOptions, type WatchTransport, type WatchEnc
 export { watchResource, ScopedWatcher, type WatchResourceOptions } from './watch-resource.js';
 export { onEvents, type WatchHandlers } from './on-events.js';
 export type { WatcherEvent, WatcherStatus, WatcherPhase } from './watcher-events.js';
-export { Backoff, type BackoffOptions } from './backoff.js';
+export { Backoff, type BackoffOptions } from '../util/backoff.js';
 export { decodeWatchEvents, type DecodeWatchOptions } from './decode/decode-watch-events.js';
 export { decodeList, ListStream, type DecodeListOptions, type ListResult } from './decode/decode-list.js';
 export type { WatchEvent } from './decode/watch-event.js';

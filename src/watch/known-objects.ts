@@ -14,6 +14,7 @@
  * text 65 to 120 %, parsed objects 240 to 260 %. The previous state is decoded again only when a
  * consumer reads it (see {@link KnownObjects.previous}).
  */
+import { metadataKey } from '../client/object-key.js';
 import { utf8 } from './decode/bytes.js';
 import { decodeCbor } from './decode/cbor.js';
 import { parseBytesWithoutManagedFields } from './decode/drop-managed-fields.js';
@@ -31,15 +32,6 @@ export interface Known {
   cbor: boolean;
   /** An object handed over as is (a resume's objects), when objects are kept. */
   object: KubeObject | undefined;
-}
-
-/** `namespace/name`, or `name` for cluster-scoped objects. */
-export function keyOf(
-  meta: { namespace?: string | undefined; name?: string | undefined } | undefined,
-): string {
-  const name = meta?.name ?? '';
-  const namespace = meta?.namespace;
-  return namespace === undefined || namespace === '' ? name : `${namespace}/${name}`;
 }
 
 /** Where an object came from: the bytes it was decoded from (a view that may be reused). */
@@ -77,7 +69,7 @@ export class KnownObjects<T extends KubeObject> {
   /** True when the object the peek describes is known at exactly that resourceVersion and uid. */
   unchanged(peek: ObjectPeek): boolean {
     if (peek.name === undefined || peek.resourceVersion === undefined) return false;
-    const known = this.#map.get(keyOf(peek));
+    const known = this.#map.get(metadataKey(peek));
     return (
       known !== undefined &&
       known.resourceVersion === peek.resourceVersion &&

@@ -15,7 +15,7 @@
  * All delays are jittered so watchers that failed together do not return in lock-step.
  */
 import { isConnectionFailure, retryAfterSeconds } from '../errors/classify.js';
-import { Backoff, type BackoffOptions } from './backoff.js';
+import { Backoff, type BackoffOptions } from '../util/backoff.js';
 
 export interface ReconnectPolicyOptions {
   /** Backoff for answered failures. Default 800 ms to 30 s, factor 2, jitter 0.2. */

@@ -16,7 +16,7 @@ import { errorKind, isInvalid, isRetryable } from '../errors/classify.js';
 import { systemClock, sleep, type Clock } from '../util/clock.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import type { ListMeta } from 'kubernetes-types/meta/v1.js';
-import type { BackoffOptions } from './backoff.js';
+import type { BackoffOptions } from '../util/backoff.js';
 import { ListDecoder } from './decode/decode-list.js';
 import { CborSequenceSplitter } from './decode/cbor-sequence.js';
 import { decodeCborList } from './decode/decode-cbor-list.js';
@@ -31,7 +31,8 @@ import { LineSplitter } from './decode/line-splitter.js';
 import type { ObjectPeek, WatchEventPeek } from './decode/peek.js';
 import type { KubeObject } from './decode/watch-event.js';
 import { guardInactivity } from './inactivity.js';
-import { KnownObjects, keyOf, type Known, type ObjectSource } from './known-objects.js';
+import { KnownObjects, type Known, type ObjectSource } from './known-objects.js';
+import { metadataKey } from '../client/object-key.js';
 import { ReconnectPolicy } from './reconnect-policy.js';
 import type { WatcherEvent, WatcherPhase, WatcherStatus } from './watcher-events.js';
 import { initialState, transition, type ListFrom, type Outcome, type WatcherState } from './watcher-state.js';
@@ -191,7 +192,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
     this.#started = this.#clock.now();
     if (options.resume !== undefined) {
       for (const object of options.resume.objects)
-        this.#known.set(keyOf(object.metadata), object as T, undefined, false);
+        this.#known.set(metadataKey(object.metadata), object as T, undefined, false);
       this.#resourceVersion = options.resume.resourceVersion;
       this.#synced = true;
     }
@@ -365,7 +366,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
     relist: boolean,
     out: WatcherEvent<T>[],
   ): void {
-    const key = keyOf(object.metadata);
+    const key = metadataKey(object.metadata);
     seen.add(key);
     const known = this.#known.get(key);
     if (known === undefined) {
@@ -417,7 +418,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
     return (peek) => {
       if (this.#o.accept !== undefined && !this.#o.accept(peek)) return false;
       if (this.#known.unchanged(peek)) {
-        seen.add(keyOf(peek));
+        seen.add(metadataKey(peek));
         return false;
       }
       return true;
@@ -692,7 +693,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
     }
     if (peek.type !== 'DELETED' && this.#known.unchanged(peek)) {
       if (peek.resourceVersion !== undefined) this.#resourceVersion = peek.resourceVersion;
-      seen?.add(keyOf(peek));
+      seen?.add(metadataKey(peek));
       return false;
     }
     return true;
@@ -704,7 +705,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
     object: T,
     source: ObjectSource,
   ): WatcherEvent<T> | undefined {
-    const key = keyOf(object.metadata);
+    const key = metadataKey(object.metadata);
     if (type === 'DELETED') {
       // Only what was delivered can be deleted: a deletion already inferred by a relist is not repeated.
       const known = this.#known.delete(key);

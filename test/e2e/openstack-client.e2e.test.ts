@@ -13,7 +13,7 @@ import {
   openStackFaultType,
 } from '../../src/errors/classify.js';
 import { createOpenStackClient, type OpenStackClient } from '../../src/openstack/openstack-client.js';
-import { OpenStackError } from '../../src/openstack/openstack-error.js';
+import { OpenStackError } from '../../src/errors/openstack-error.js';
 import { portAddresses } from '../../src/openstack/neutron-client.js';
 import { freshProject, sharedLab } from '../harness/openstack/test-lab.js';
 

@@ -12,7 +12,7 @@ import { AuthError, ConfigError } from '../../errors/raven-error.js';
 import { systemClock, type Clock } from '../../util/clock.js';
 import { silentLogger, type Logger } from '../../util/logger.js';
 import type { ExecConfig } from '../kubeconfig-file.js';
-import { raceSignal } from '../signals.js';
+import { raceSignal } from '../../util/signals.js';
 import type { AuthProvider, Credentials } from './auth-provider.js';
 import {
   checkExecConfig,

@@ -18,7 +18,7 @@
  * every redacted field would show up in diffs.
  */
 import type { KubeObject } from '../../client/kube-object.js';
-import { objectKey, type ObjectKey } from '../../cache/object-key.js';
+import { objectKey, type ObjectKey } from '../../client/object-key.js';
 import { eventId, type ChangeEvent, type ChangeType, type ResourceId } from '../change-event.js';
 import { diffObjects } from '../diff.js';
 import { compareKeys, type CheckpointEntry } from './checkpoint-store.js';

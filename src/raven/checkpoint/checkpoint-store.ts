@@ -22,7 +22,7 @@
  * A watcher name identifies one resource, so an entry is keyed by (watcher, sink, object key).
  */
 import type { KubeObject } from '../../client/kube-object.js';
-import { makeObjectKey, objectKey, type ObjectKey } from '../../cache/object-key.js';
+import { makeObjectKey, objectKey, type ObjectKey } from '../../client/object-key.js';
 import type { ChangeEvent } from '../change-event.js';
 import { compareResourceVersions } from '../resource-version.js';
 

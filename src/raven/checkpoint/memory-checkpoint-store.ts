@@ -4,7 +4,7 @@
  * nothing to do. Objects are kept by reference, as delivered; callers must not mutate them.
  */
 import type { KubeObject } from '../../client/kube-object.js';
-import type { ObjectKey } from '../../cache/object-key.js';
+import type { ObjectKey } from '../../client/object-key.js';
 import type { ChangeEvent } from '../change-event.js';
 import { CheckpointError } from './checkpoint-error.js';
 import {

@@ -16,7 +16,7 @@
 import { rmdirSync } from 'node:fs';
 import type sqlite from 'node-sqlite3-wasm';
 import type { KubeObject } from '../../client/kube-object.js';
-import { toObjectKey, type ObjectKey } from '../../cache/object-key.js';
+import { toObjectKey, type ObjectKey } from '../../client/object-key.js';
 import { systemClock, type Clock, type TimerHandle } from '../../util/clock.js';
 import { silentLogger, type Logger } from '../../util/logger.js';
 import type { ChangeEvent } from '../change-event.js';

@@ -5,7 +5,7 @@
  * refers to any more before the transaction commits.
  */
 import type sqlite from 'node-sqlite3-wasm';
-import type { ObjectKey } from '../../cache/object-key.js';
+import type { ObjectKey } from '../../client/object-key.js';
 import {
   tombstoneExpired,
   type CheckpointEntry,

@@ -3,7 +3,7 @@
  * nowhere, a route that filters for events its watcher never emits. `raven check` prints them;
  * `raven run` logs them.
  */
-import type { ConfigPath } from './config-path.js';
+import type { ConfigPath } from '../../errors/config-path.js';
 import type { RavenConfig } from './raven-config-schema.js';
 import { flattenRoutes } from './route-schema.js';
 

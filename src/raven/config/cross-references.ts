@@ -3,7 +3,7 @@
  * sinks that exist. They read the raw data defensively (anything malformed is the schema's to
  * report), so they run in the same pass as the schema and every problem shows at once.
  */
-import type { ConfigPath } from './config-path.js';
+import type { ConfigPath } from '../../errors/config-path.js';
 import { didYouMean } from './did-you-mean.js';
 
 /** A problem at a path. */

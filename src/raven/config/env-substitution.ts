@@ -10,7 +10,7 @@
  * so `port: ${PORT:-9090}` is a number while a secret of digits stays a string.
  */
 import { isMap, isScalar, isSeq, type Document, type Scalar } from 'yaml';
-import type { ConfigPath } from './config-path.js';
+import type { ConfigPath } from '../../errors/config-path.js';
 
 /** Variables as in `process.env`. */
 export type Environment = Readonly<Record<string, string | undefined>>;

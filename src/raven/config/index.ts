@@ -6,7 +6,7 @@ export {
   type ParseRavenConfigOptions,
 } from './load-raven-config.js';
 export { defaultRavenConfig, DEFAULT_EXCLUDED_NAMESPACES } from './default-raven-config.js';
-export { ConfigAggregateError, configErrorList } from './config-aggregate-error.js';
+export { ConfigAggregateError, configErrorList } from '../../errors/config-aggregate-error.js';
 export {
   ravenConfigSchema,
   LOG_LEVELS,

@@ -8,7 +8,7 @@
 import type * as z from 'zod';
 import { didYouMean } from './did-you-mean.js';
 import { expectationOf, knownKeysOf } from './schema-helpers.js';
-import type { ConfigPath } from './config-path.js';
+import type { ConfigPath } from '../../errors/config-path.js';
 
 const TYPE_NAMES: Readonly<Record<string, string>> = {
   string: 'a string',

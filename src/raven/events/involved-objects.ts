@@ -10,7 +10,7 @@
  */
 import type { ResolvedResource } from '../../client/api-resource.js';
 import type { KubeObject } from '../../client/kube-object.js';
-import { makeObjectKey } from '../../cache/object-key.js';
+import { makeObjectKey } from '../../client/object-key.js';
 import type { Informer } from '../../informer/informer.js';
 import { SharedInformers } from '../../informer/shared-informers.js';
 import type { Clock } from '../../util/clock.js';

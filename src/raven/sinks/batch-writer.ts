@@ -10,7 +10,7 @@
  * sinks make a repeated write a no-op). A delivery whose signal aborted before its batch was
  * taken is rejected without being written.
  */
-import { abortReason } from '../../client/signals.js';
+import { abortReason } from '../../util/signals.js';
 
 export interface BatchWriterOptions {
   /** Most items per write. */

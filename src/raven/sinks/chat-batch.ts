@@ -17,7 +17,7 @@
  *
  * Time comes from the injected clock, so tests run on virtual time.
  */
-import { abortReason } from '../../client/signals.js';
+import { abortReason } from '../../util/signals.js';
 import type { Clock, TimerHandle } from '../../util/clock.js';
 import { sinkRetryAfterMs } from './sink-http-error.js';
 

@@ -26,7 +26,7 @@ import {
   type ChatPlatform,
 } from './chat-messages.js';
 import { ChatBatch, type ChatBatchOptions } from './chat-batch.js';
-import { checkUrl, httpPost } from './http-post.js';
+import { checkUrl, httpPost, SinkPool } from './http-post.js';
 import type { Sink } from './sink.js';
 
 export interface ChatSinkOptions extends ChatMessageOptions {
@@ -95,6 +95,7 @@ export class ChatSink implements Sink {
   readonly #options: ChatSinkOptions;
   readonly #batch: ChatBatch;
   readonly #fingerprints = new Map<string, string>();
+  readonly #pool: SinkPool;
 
   constructor(options: ChatSinkOptions) {
     if (!PLATFORMS.includes(options.platform))
@@ -117,6 +118,7 @@ export class ChatSink implements Sink {
         line: (text) => textMessage(this.platform, text, this.#options),
       },
     );
+    this.#pool = new SinkPool(options.dispatcher);
   }
 
   async deliver(event: SinkRecord, signal: AbortSignal): Promise<void> {
@@ -151,9 +153,13 @@ export class ChatSink implements Sink {
     await this.#batch.submit(body, key, signal);
   }
 
-  /** Post what is waiting (the open batch, the digest). */
+  /** Post what is waiting (the open batch, the digest), then close the sink's own connections (a given dispatcher is left open). */
   async close(): Promise<void> {
-    await this.#batch.flush();
+    try {
+      await this.#batch.flush();
+    } finally {
+      await this.#pool.close();
+    }
   }
 
   async #post(message: object, signal: AbortSignal): Promise<void> {
@@ -167,7 +173,7 @@ export class ChatSink implements Sink {
       signal,
       ...(this.platform === 'discord' ? { retryAfterFromBody: discordRetryAfterMs } : {}),
       ...(this.#options.clock === undefined ? {} : { clock: this.#options.clock }),
-      ...(this.#options.dispatcher === undefined ? {} : { dispatcher: this.#options.dispatcher }),
+      dispatcher: this.#pool.dispatcher,
     });
   }
 }

@@ -20,7 +20,7 @@ import { ConfigError } from '../../errors/raven-error.js';
 import type { Clock } from '../../util/clock.js';
 import { eventObjectKey } from '../change-event.js';
 import type { SinkRecord } from '../gap-notice.js';
-import { checkExtraHeaders, checkUrl, httpPost } from './http-post.js';
+import { checkExtraHeaders, checkUrl, httpPost, SinkPool } from './http-post.js';
 import type { Sink } from './sink.js';
 
 export interface CloudEventsSinkOptions {
@@ -84,6 +84,7 @@ export function toCloudEvent(record: SinkRecord, source: string, prefix?: string
 export class CloudEventsSink implements Sink {
   readonly name: string;
   readonly #options: CloudEventsSinkOptions;
+  readonly #pool: SinkPool;
 
   constructor(options: CloudEventsSinkOptions) {
     checkExtraHeaders(options.headers, `sinks.${options.name}`);
@@ -94,6 +95,7 @@ export class CloudEventsSink implements Sink {
     checkUrl(options.url, `sinks.${options.name}.url`);
     this.name = options.name;
     this.#options = options;
+    this.#pool = new SinkPool(options.dispatcher);
   }
 
   async deliver(record: SinkRecord, signal: AbortSignal): Promise<void> {
@@ -109,7 +111,12 @@ export class CloudEventsSink implements Sink {
       timeoutMs: this.#options.timeoutMs ?? 10_000,
       signal,
       ...(this.#options.clock === undefined ? {} : { clock: this.#options.clock }),
-      ...(this.#options.dispatcher === undefined ? {} : { dispatcher: this.#options.dispatcher }),
+      dispatcher: this.#pool.dispatcher,
     });
+  }
+
+  /** Close the sink's own connections (a given dispatcher is left open). */
+  async close(): Promise<void> {
+    await this.#pool.close();
   }
 }

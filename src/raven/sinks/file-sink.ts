@@ -15,7 +15,7 @@
  */
 import { mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { abortReason } from '../../client/signals.js';
+import { abortReason } from '../../util/signals.js';
 import { ConfigError, SinkError } from '../../errors/raven-error.js';
 import type { SinkRecord } from '../gap-notice.js';
 import type { Sink } from './sink.js';

@@ -6,14 +6,17 @@
  * HTTP date, on the error); any other status not retryable; network failures and timeouts
  * retryable. Messages name the URL as `scheme://host/…` only: webhook URLs carry tokens.
  *
- * All HTTP sinks share one keep-alive connection pool per origin unless given their own
- * dispatcher.
+ * Each HTTP sink owns a keep-alive pool ({@link SinkPool}, the project's HTTP core) that it
+ * closes with itself, unless given a dispatcher to share.
  */
-import { Agent, type Dispatcher } from 'undici';
-import { ConfigError } from '../../errors/raven-error.js';
+import type { Dispatcher } from 'undici';
+import { ConfigError, TransportError } from '../../errors/raven-error.js';
+import { createPool } from '../../http/http-pool.js';
+import { send } from '../../http/send.js';
 import { defaultUserAgent } from '../../client/version.js';
-import { abortReason } from '../../client/signals.js';
+import { abortReason } from '../../util/signals.js';
 import { systemClock, type Clock } from '../../util/clock.js';
+import { parseRetryAfter } from '../../util/retry-after.js';
 import { scrubUrl } from './scrub-url.js';
 import { SinkHttpError } from './sink-http-error.js';
 
@@ -22,22 +25,32 @@ const MAX_ANSWER_CHARS = 2_000;
 /** Shown in error messages: enough for a product's error code, too little to leak much. */
 const ANSWER_SNIPPET_CHARS = 200;
 
-let sharedAgent: Agent | undefined;
-
 /**
- * The pool HTTP sinks share by default: keep-alive, at most 16 sockets per receiver (deliveries
- * are at most `concurrency` per sink, 4 by default), 10 s to connect.
+ * An HTTP sink's connections: the dispatcher it was given (shared, not closed by the sink), or a
+ * pool of its own, built at the first delivery and closed with the sink: keep-alive for 30 s (a
+ * sink posts in bursts), at most 16 sockets to its receiver (deliveries are at most `concurrency`
+ * per sink, 4 by default), 10 s to connect.
  */
-export function sharedSinkDispatcher(): Dispatcher {
-  sharedAgent ??= new Agent({ connections: 16, connectTimeout: 10_000, keepAliveTimeout: 30_000 });
-  return sharedAgent;
-}
+export class SinkPool {
+  readonly #given: Dispatcher | undefined;
+  #own: Dispatcher | undefined;
 
-/** Close the shared pool (at daemon shutdown, after every sink is closed). */
-export async function closeSharedSinkDispatcher(): Promise<void> {
-  const agent = sharedAgent;
-  sharedAgent = undefined;
-  if (agent !== undefined) await agent.close();
+  constructor(dispatcher?: Dispatcher) {
+    this.#given = dispatcher;
+  }
+
+  get dispatcher(): Dispatcher {
+    if (this.#given !== undefined) return this.#given;
+    this.#own ??= createPool({ connections: 16, keepAliveTimeoutMs: 30_000 });
+    return this.#own;
+  }
+
+  /** Let in-flight requests finish, then close the sink's own pool. */
+  async close(): Promise<void> {
+    const own = this.#own;
+    this.#own = undefined;
+    if (own !== undefined) await own.close();
+  }
 }
 
 export interface HttpPostOptions {
@@ -48,7 +61,7 @@ export interface HttpPostOptions {
   headers: Record<string, string>;
   timeoutMs: number;
   signal: AbortSignal;
-  dispatcher?: Dispatcher;
+  dispatcher: Dispatcher;
   clock?: Clock;
   /** Read a product-specific wait from a non-2xx answer's body (Discord's `retry_after`). */
   retryAfterFromBody?: (statusCode: number, body: string) => number | undefined;
@@ -69,20 +82,19 @@ export async function httpPost(options: HttpPostOptions): Promise<HttpAnswer> {
   const where = `${options.label}: POST ${scrubUrl(options.url)}`;
   let res: Dispatcher.ResponseData;
   try {
-    const url = new URL(options.url);
-    res = await (options.dispatcher ?? sharedSinkDispatcher()).request({
-      origin: url.origin,
-      path: `${url.pathname}${url.search}`,
+    res = await send(options.dispatcher, {
+      url: options.url,
       method: 'POST',
       headers: { 'user-agent': defaultUserAgent, ...options.headers },
       body: options.body,
       signal,
-      headersTimeout: options.timeoutMs,
-      bodyTimeout: options.timeoutMs,
+      headersTimeoutMs: options.timeoutMs,
+      bodyTimeoutMs: options.timeoutMs,
     });
   } catch (err) {
     if (isAborted(signal)) throw abortReason(signal);
-    throw new SinkHttpError(`${where} failed: ${networkReason(err, options.timeoutMs)}`, {
+    const failure = err instanceof TransportError ? err.cause : err;
+    throw new SinkHttpError(`${where} failed: ${networkReason(failure, options.timeoutMs)}`, {
       retryable: true,
       cause: err,
     });
@@ -116,18 +128,6 @@ export async function httpPost(options: HttpPostOptions): Promise<HttpAnswer> {
 /** 408 Request Timeout, 429 Too Many Requests and every 5xx may succeed later; other answers not. */
 export function isRetryableStatus(statusCode: number): boolean {
   return statusCode === 408 || statusCode === 429 || statusCode >= 500;
-}
-
-/**
- * Retry-After as milliseconds: a number of seconds, or an HTTP date relative to `now`. Anything
- * else (absent, malformed) is undefined.
- */
-export function parseRetryAfter(value: string | string[] | undefined, now: number): number | undefined {
-  const text = Array.isArray(value) ? value[0] : value;
-  if (text === undefined || text.trim() === '') return undefined;
-  if (/^\s*\d+(\.\d+)?\s*$/.test(text)) return Math.round(Number(text) * 1000);
-  const date = Date.parse(text);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
 async function readAnswer(body: Dispatcher.ResponseData['body']): Promise<string> {

@@ -29,7 +29,7 @@ export { NatsSink, type NatsSinkOptions } from './nats-sink.js';
 export { natsSubject, subjectToken } from './nats-subject.js';
 export { RedisSink, type RedisSinkOptions } from './redis-sink.js';
 export { BatchWriter, type BatchWriterOptions } from './batch-writer.js';
-export { sharedSinkDispatcher, closeSharedSinkDispatcher } from './http-post.js';
+export { SinkPool } from './http-post.js';
 export { scrubUrl } from './scrub-url.js';
 export {
   SyslogSink,

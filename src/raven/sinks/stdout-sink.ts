@@ -12,7 +12,7 @@
  * retryable.
  */
 import type { Writable } from 'node:stream';
-import { abortReason } from '../../client/signals.js';
+import { abortReason } from '../../util/signals.js';
 import { SinkError } from '../../errors/raven-error.js';
 import { eventObjectKey, type ChangeEvent, type ChangeType } from '../change-event.js';
 import type { GapNotice, SinkRecord } from '../gap-notice.js';

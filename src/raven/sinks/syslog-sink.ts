@@ -16,7 +16,7 @@ import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { hostname as osHostname } from 'node:os';
 import { isIP, connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
-import { abortReason } from '../../client/signals.js';
+import { abortReason } from '../../util/signals.js';
 import { isCertificateError } from '../../errors/classify.js';
 import { SinkError } from '../../errors/raven-error.js';
 import type { SinkRecord } from '../gap-notice.js';

@@ -11,7 +11,7 @@
 import type { Dispatcher } from 'undici';
 import { systemClock, type Clock } from '../../util/clock.js';
 import type { SinkRecord } from '../gap-notice.js';
-import { checkExtraHeaders, checkUrl, httpPost } from './http-post.js';
+import { checkExtraHeaders, checkUrl, httpPost, SinkPool } from './http-post.js';
 import type { Sink } from './sink.js';
 import { signWebhook } from './webhook-signature.js';
 
@@ -36,6 +36,7 @@ export interface WebhookSinkOptions {
 export class WebhookSink implements Sink {
   readonly name: string;
   readonly #options: WebhookSinkOptions;
+  readonly #pool: SinkPool;
   readonly #clock: Clock;
 
   constructor(options: WebhookSinkOptions) {
@@ -43,6 +44,7 @@ export class WebhookSink implements Sink {
     checkUrl(options.url, `sinks.${options.name}.url`);
     this.name = options.name;
     this.#options = options;
+    this.#pool = new SinkPool(options.dispatcher);
     this.#clock = options.clock ?? systemClock;
   }
 
@@ -65,7 +67,12 @@ export class WebhookSink implements Sink {
       timeoutMs: this.#options.timeoutMs ?? 10_000,
       signal,
       clock: this.#clock,
-      ...(this.#options.dispatcher === undefined ? {} : { dispatcher: this.#options.dispatcher }),
+      dispatcher: this.#pool.dispatcher,
     });
+  }
+
+  /** Close the sink's own connections (a given dispatcher is left open). */
+  async close(): Promise<void> {
+    await this.#pool.close();
   }
 }

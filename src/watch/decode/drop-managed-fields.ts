@@ -1,7 +1,8 @@
 /**
- * Parsing with `metadata.managedFields` dropped. Server-side apply bookkeeping is often the largest
- * part of an object and is useless to a watcher, so it is cut out of the raw text before
- * `JSON.parse`, which then never builds it.
+ * Dropping `metadata.managedFields`, the one way Raven does it. Server-side apply bookkeeping is
+ * often the largest part of an object and is useless to a watcher or a cache:
+ * {@link dropManagedFields} removes it from an object (a ready-made store transform), and the
+ * parsers cut it out of the raw text before `JSON.parse`, which then never builds it.
  *
  * Contract: the result equals parse-then-delete. The cut is only an optimisation: when the scanner
  * is unsure where the member is, the whole text is parsed and the member deleted afterwards, and
@@ -15,6 +16,25 @@ import { managedFieldsSpan, MANAGED_FIELDS_PARENTS } from './managed-fields-span
 
 /** Where the object metadata sits: in a watch event (`object.metadata`) or at the top (`metadata`). */
 export type ManagedFieldsLocation = 'event' | 'object';
+
+/** Anything with optional metadata that may carry managedFields. */
+export interface ObjectWithManagedFields {
+  metadata?: { managedFields?: unknown } | undefined;
+}
+
+/**
+ * Return `obj` without `metadata.managedFields`. The input is not modified: a shallow copy of the
+ * object and its metadata is made only when there is something to drop.
+ *
+ * @example
+ * const store = createStore<Pod>({ transform: dropManagedFields });
+ */
+export function dropManagedFields<T extends ObjectWithManagedFields>(obj: T): T {
+  const metadata = obj.metadata;
+  if (metadata?.managedFields === undefined) return obj;
+  const { managedFields: _dropped, ...rest } = metadata;
+  return { ...obj, metadata: rest };
+}
 
 const paths: Record<ManagedFieldsLocation, readonly string[]> = {
   event: ['object', 'metadata', 'managedFields'],
@@ -31,9 +51,7 @@ const paths: Record<ManagedFieldsLocation, readonly string[]> = {
 export function parseWithoutManagedFields(text: string, location: ManagedFieldsLocation): unknown {
   const path = paths[location];
   const cut = cutMember(text, skipWhitespace(text, 0), path);
-  const value: unknown = JSON.parse(cut ?? text);
-  deleteAt(value, path);
-  return value;
+  return withoutManagedFields(JSON.parse(cut ?? text), location);
 }
 
 /**
@@ -49,9 +67,10 @@ export function parseBytesWithoutManagedFields(
   const span = managedFieldsSpan(bytes, MANAGED_FIELDS_PARENTS[location]);
   if (span === undefined) return parseWithoutManagedFields(text ?? utf8(bytes), location);
   // The cut is at ASCII bytes (a comma or a quote), never inside a multi-byte character.
-  const value: unknown = JSON.parse(utf8(bytes.subarray(0, span[0])) + utf8(bytes.subarray(span[1])));
-  deleteAt(value, paths[location]);
-  return value;
+  return withoutManagedFields(
+    JSON.parse(utf8(bytes.subarray(0, span[0])) + utf8(bytes.subarray(span[1]))),
+    location,
+  );
 }
 
 /** `text` with the member at `path` removed, or undefined when it is absent or not found for sure. */
@@ -75,14 +94,14 @@ export function cutMember(text: string, open: number, path: readonly string[]): 
   return text.slice(0, found.keyStart) + text.slice(to);
 }
 
-/** Delete the member at `path` from a parsed value, if the path exists. */
-export function deleteAt(value: unknown, path: readonly string[]): void {
-  let target = value;
-  for (let i = 0; i < path.length - 1; i++) {
-    if (!isPlainObject(target)) return;
-    target = target[path[i] ?? ''];
-  }
-  const last = path[path.length - 1];
-  if (isPlainObject(target) && last !== undefined && Object.hasOwn(target, last))
-    Reflect.deleteProperty(target, last);
+/**
+ * A freshly parsed value without managedFields at `location`; whatever the cut left (a duplicate
+ * key) is dropped here. An event's `object` is replaced in place: the event is the caller's own.
+ */
+function withoutManagedFields(value: unknown, location: ManagedFieldsLocation): unknown {
+  if (!isPlainObject(value)) return value;
+  if (location === 'object') return isPlainObject(value.metadata) ? dropManagedFields(value) : value;
+  const object = value.object;
+  if (isPlainObject(object) && isPlainObject(object.metadata)) value.object = dropManagedFields(object);
+  return value;
 }

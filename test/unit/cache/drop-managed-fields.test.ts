@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ConfigMap } from 'kubernetes-types/core/v1.js';
-import { dropManagedFields } from '../../../src/cache/drop-managed-fields.js';
+import { dropManagedFields } from '../../../src/watch/decode/drop-managed-fields.js';
 
 test('managedFields are dropped without modifying the input object', () => {
   const input: ConfigMap = {

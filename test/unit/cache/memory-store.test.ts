@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MemoryStore } from '../../../src/cache/memory-store.js';
 import { RavenError } from '../../../src/errors/raven-error.js';
-import { makeObjectKey } from '../../../src/cache/object-key.js';
+import { makeObjectKey } from '../../../src/client/object-key.js';
 import { pod, storeContract } from './store-contract.js';
 
 storeContract('MemoryStore', (options) => new MemoryStore(options));

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RavenError } from '../../../src/errors/raven-error.js';
-import { makeObjectKey, objectKey, parseObjectKey, toObjectKey } from '../../../src/cache/object-key.js';
+import { makeObjectKey, objectKey, parseObjectKey, toObjectKey } from '../../../src/client/object-key.js';
 
 test('a namespaced object is keyed namespace/name and a cluster-scoped one by name alone', () => {
   assert.equal(objectKey({ metadata: { namespace: 'default', name: 'web-0' } }), 'default/web-0');

@@ -4,7 +4,7 @@ import { Informer } from '../../../src/informer/informer.js';
 import { FeedSource } from './feed-source.js';
 import { reflect } from '../../../src/informer/reflector.js';
 import { MemoryStore } from '../../../src/cache/memory-store.js';
-import { makeObjectKey } from '../../../src/cache/object-key.js';
+import { makeObjectKey } from '../../../src/client/object-key.js';
 import { FakeClock, flushMicrotasks } from '../../../src/testing/fake-clock.js';
 import type { KubeObject } from '../../../src/client/kube-object.js';
 import type { WatcherEvent } from '../../../src/watch/watcher-events.js';

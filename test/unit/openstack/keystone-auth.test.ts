@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError } from '../../../src/errors/raven-error.js';
 import { isUnauthorized } from '../../../src/errors/classify.js';
-import { OpenStackError } from '../../../src/openstack/openstack-error.js';
+import { OpenStackError } from '../../../src/errors/openstack-error.js';
 import { drive, keystoneToken, startOpenStackServer, type OpenStackServer } from './openstack-server.js';
 import { testClient } from './helpers.js';
 

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isConflict } from '../../../src/errors/classify.js';
-import { OpenStackError } from '../../../src/openstack/openstack-error.js';
+import { OpenStackError } from '../../../src/errors/openstack-error.js';
 import { portAddresses } from '../../../src/openstack/neutron-client.js';
 import { drive, neutronError, startOpenStackServer } from './openstack-server.js';
 import { noauthClient } from './helpers.js';

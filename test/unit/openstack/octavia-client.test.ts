@@ -6,7 +6,7 @@ import {
   isOpenStackProvisioningFailed,
   isRetryable,
 } from '../../../src/errors/classify.js';
-import { OpenStackProvisioningError } from '../../../src/openstack/openstack-error.js';
+import { OpenStackProvisioningError } from '../../../src/errors/openstack-error.js';
 import { provisioningPhase } from '../../../src/openstack/load-balancer-waiter.js';
 import { drive, octaviaFault, startOpenStackServer } from './openstack-server.js';
 import { noauthClient } from './helpers.js';

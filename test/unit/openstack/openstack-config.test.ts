@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError } from '../../../src/errors/raven-error.js';
-import { ConfigAggregateError } from '../../../src/raven/config/config-aggregate-error.js';
+import { ConfigAggregateError } from '../../../src/errors/config-aggregate-error.js';
 import { parseOpenStackConfig } from '../../../src/openstack/openstack-config.js';
 
 function problems(input: unknown, path?: (string | number)[]): ConfigError[] {

@@ -12,7 +12,7 @@ import {
   openStackFaultType,
 } from '../../../src/errors/classify.js';
 import { TransportError } from '../../../src/errors/raven-error.js';
-import { OpenStackError, parseFault } from '../../../src/openstack/openstack-error.js';
+import { OpenStackError, parseFault } from '../../../src/errors/openstack-error.js';
 import { neutronError, octaviaFault, startOpenStackServer } from './openstack-server.js';
 import { noauthClient } from './helpers.js';
 

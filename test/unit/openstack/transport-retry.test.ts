@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { isOpenStackUnavailable, isTooManyRequests } from '../../../src/errors/classify.js';
 import type { CallRecord } from '../../../src/openstack/call-api.js';
 import { createOpenStackClient } from '../../../src/openstack/openstack-client.js';
-import { OpenStackError } from '../../../src/openstack/openstack-error.js';
+import { OpenStackError } from '../../../src/errors/openstack-error.js';
 import { FakeClock } from '../../../src/testing/fake-clock.js';
 import { HANG, drive, neutronError, startOpenStackServer } from './openstack-server.js';
 import { noauthClient, testClient } from './helpers.js';

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { OpenStackError } from '../../../src/openstack/openstack-error.js';
+import { OpenStackError } from '../../../src/errors/openstack-error.js';
 import type { SecurityGroupRule, SecurityGroupRuleCreate } from '../../../src/openstack/neutron-types.js';
 import {
   DEFAULT_EGRESS,

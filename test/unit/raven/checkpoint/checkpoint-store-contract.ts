@@ -13,7 +13,7 @@ import type {
   CheckpointTombstone,
   ConfirmedVersion,
 } from '../../../../src/raven/checkpoint/checkpoint-store.js';
-import { makeObjectKey } from '../../../../src/cache/object-key.js';
+import { makeObjectKey } from '../../../../src/client/object-key.js';
 import { FakeClock } from '../../../../src/testing/fake-clock.js';
 import { changeEvent, pod } from './fixtures.js';
 

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { expandString } from '../../../../src/raven/config/index.js';
 import { suggest } from '../../../../src/raven/config/did-you-mean.js';
-import { formatConfigPath } from '../../../../src/raven/config/config-path.js';
+import { formatConfigPath } from '../../../../src/errors/config-path.js';
 
 const env = { A: 'a', EMPTY: '' };
 

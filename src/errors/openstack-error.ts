@@ -8,7 +8,7 @@
  * What an error means (conflict, not found, immutable, over quota, unavailable) is decided in
  * `errors/classify.ts`, never at the call sites.
  */
-import { RavenError } from '../errors/raven-error.js';
+import { RavenError } from './raven-error.js';
 
 /** The OpenStack services this client talks to, by catalog service type. */
 export type OpenStackService = 'identity' | 'network' | 'load-balancer';

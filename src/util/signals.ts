@@ -1,5 +1,5 @@
 /**
- * Small helpers for AbortSignal plumbing shared by the client layer.
+ * Small helpers for AbortSignal plumbing, shared by every layer that takes a signal.
  */
 
 /** The reason a signal was aborted, as an Error (a DOMException AbortError by default). */

@@ -1,7 +1,9 @@
 /**
- * Object keys: how the cache and the work queue name a Kubernetes object. A key is
- * `namespace/name` for a namespaced object and `name` for a cluster-scoped one. Object names
- * and namespaces never contain `/`, so a key always parses back into the parts it was made of.
+ * Object keys: the one way Raven names a Kubernetes object, from the watcher up to the cache, the
+ * work queue, checkpoints and sinks. A key is `namespace/name` for a namespaced object and `name`
+ * for a cluster-scoped one. Object names and namespaces never contain `/`, so a key always parses
+ * back into the parts it was made of. It sits in the client layer, the lowest that knows objects,
+ * so every layer above uses this one.
  */
 import { RavenError } from '../errors/raven-error.js';
 
@@ -41,6 +43,20 @@ export function objectKey(obj: KeyedObject): ObjectKey {
 }
 
 /**
+ * The key of whatever metadata there is, unchecked: for hot paths that read objects the apiserver
+ * sent (its names are valid) and must not stop on one that is not (a nameless object keys as its
+ * namespace's `namespace/`, or `''`).
+ *
+ * @example
+ * metadataKey({ namespace: 'default', name: 'web-0' }); // 'default/web-0'
+ */
+export function metadataKey(
+  meta: { readonly namespace?: string | undefined; readonly name?: string | undefined } | undefined,
+): ObjectKey {
+  return joinKey(meta?.name ?? '', meta?.namespace);
+}
+
+/**
  * Build a key from its parts; an empty or undefined namespace makes a cluster-scoped key.
  *
  * @example
@@ -59,6 +75,10 @@ export function makeObjectKey(name: string, namespace?: string): ObjectKey {
       `invalid namespace ${JSON.stringify(namespace)}: must contain no "/"`,
     );
   }
+  return joinKey(name, namespace);
+}
+
+function joinKey(name: string, namespace: string | undefined): ObjectKey {
   return (namespace === undefined || namespace === '' ? name : `${namespace}/${name}`) as ObjectKey;
 }
 

@@ -3,7 +3,7 @@
  * one error per run. It is a {@link ConfigError} (code `ERR_CONFIG`), so code that handles one
  * config error handles this too; `errors` holds each one with its own `path`.
  */
-import { ConfigError } from '../../errors/raven-error.js';
+import { ConfigError } from './raven-error.js';
 
 export class ConfigAggregateError extends ConfigError {
   /** Every problem found, in file order. */

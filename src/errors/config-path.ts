@@ -1,6 +1,8 @@
 /**
  * The path of a field in a config file, written the way a user reads it: `sinks[2].url`,
- * `watchers[0].namespaces[1]`, `sinks[1].headers["X-Api-Key"]`.
+ * `watchers[0].namespaces[1]`, `sinks[1].headers["X Key"]`. The one format for every config
+ * error Raven reports (the daemon's file, kubeconfig files, the OpenStack block), so that
+ * `ConfigError.path` reads the same wherever it comes from.
  */
 
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$-]*$/;
@@ -16,16 +18,20 @@ export type ConfigPath = readonly PropertyKey[];
  * formatConfigPath(['sinks', 0, 'headers', 'X Key']); // => 'sinks[0].headers["X Key"]'
  */
 export function formatConfigPath(path: ConfigPath): string {
-  let out = '';
-  for (const key of path) {
-    if (typeof key === 'number') out += `[${key}]`;
-    else {
-      const text = typeof key === 'symbol' ? (key.description ?? '') : key;
-      if (!IDENTIFIER.test(text)) out += `[${JSON.stringify(text)}]`;
-      else out += out === '' ? text : `.${text}`;
-    }
-  }
-  return out;
+  return path.reduce<string>(appendConfigPath, '');
+}
+
+/**
+ * A formatted path one step deeper, for readers that walk a document key by key.
+ *
+ * @example
+ * appendConfigPath('users[1].user', 'client-key'); // => 'users[1].user.client-key'
+ */
+export function appendConfigPath(formatted: string, key: PropertyKey): string {
+  if (typeof key === 'number') return `${formatted}[${key}]`;
+  const text = typeof key === 'symbol' ? (key.description ?? '') : key;
+  if (!IDENTIFIER.test(text)) return `${formatted}[${JSON.stringify(text)}]`;
+  return formatted === '' ? text : `${formatted}.${text}`;
 }
 
 /** Whether `path` is `prefix` or lies below it. */

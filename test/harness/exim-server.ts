@@ -3,7 +3,8 @@
  * spool, logs and pid file in a temporary directory; one port offering STARTTLS and one speaking
  * TLS from the first byte (certificates from the harness PKI); AUTH PLAIN and LOGIN offered only
  * over TLS, and a recipient accepted only from an authenticated client; every message, to any
- * address, delivered to one maildir the test reads back. `stop()` and `begin()` again keep the
+ * domain, delivered to a maildir per local part (`oncall@...` to `maildir/oncall`) that the test
+ * reads back. `stop()` and `begin()` again keep the
  * same ports, spool and maildir, so a test can take the server down and bring it back. Installed
  * by scripts/install-system-packages.sh (exim4-daemon-light).
  *
@@ -110,7 +111,8 @@ everyone:
 begin transports
 to_maildir:
   driver = appendfile
-  directory = ${join(dir, 'maildir')}
+  directory = ${join(dir, 'maildir')}/$local_part
+  create_directory
   maildir_format
   user = ${user}
   envelope_to_add
@@ -164,11 +166,11 @@ login:
   }
 
   /**
-   * Every message delivered so far (raw RFC 5322 text), in the order Exim accepted them: deliveries
+   * Every message delivered to `mailbox` (a local part) so far, raw RFC 5322 text, in the order Exim accepted them: deliveries
    * run in processes of their own and can finish out of order, so the order is that of the
    * "<=" (received) lines in Exim's log, found by the Exim id each message's Received header names.
    */
-  async messages(): Promise<string[]> {
+  async messages(mailbox = 'oncall'): Promise<string[]> {
     const received = new Map<string, number>();
     for (const line of (await this.#log('mainlog')).split('\n')) {
       const id = / (\S+) <= /.exec(line)?.[1];
@@ -176,7 +178,7 @@ login:
     }
     const out: { at: number; text: string }[] = [];
     for (const sub of ['new', 'cur']) {
-      const folder = join(this.dir, 'maildir', sub);
+      const folder = join(this.dir, 'maildir', mailbox, sub);
       const names = await readdir(folder).catch(() => [] as string[]);
       for (const name of names) {
         const text = await readFile(join(folder, name), 'utf8');

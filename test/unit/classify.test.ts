@@ -107,7 +107,11 @@ test('SMTP failures: 4xx answers and lost connections are retried; 5xx, credenti
     ['535 bad credentials', smtp({ code: 'EAUTH', responseCode: 535 }), false],
     ['no credentials', smtp({ code: 'ENOAUTH' }), false],
     ['STARTTLS refused', smtp({ code: 'ETLS', responseCode: 503 }), false],
-    ['untrusted certificate', smtp({ code: 'ESOCKET', originalCode: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' }), false],
+    [
+      'untrusted certificate',
+      smtp({ code: 'ESOCKET', originalCode: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' }),
+      false,
+    ],
   ];
   for (const [what, err, retryable] of cases) assert.equal(isRetryableSmtpError(err), retryable, what);
 });

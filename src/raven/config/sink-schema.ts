@@ -140,7 +140,10 @@ const natsSubjectTemplate = expecting(
 
 /** `raven@example.com` or `Raven <raven@example.com>`. */
 const emailAddress = expecting(
-  z.string().trim().regex(/^(?:[^<>@]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/),
+  z
+    .string()
+    .trim()
+    .regex(/^(?:[^<>@]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/),
   'an e-mail address like raven@example.com or "Raven <raven@example.com>"',
 );
 
@@ -323,7 +326,8 @@ export const sinkSchema = z.discriminatedUnion('type', [
       ctx.addIssue({
         code: 'custom',
         path: ['security'],
-        message: 'a password is never sent in clear text: use security: starttls or tls with username and password',
+        message:
+          'a password is never sent in clear text: use security: starttls or tls with username and password',
       });
   }),
 ]);

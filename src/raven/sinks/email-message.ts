@@ -53,8 +53,7 @@ export function emailMessage(records: readonly SinkRecord[], options: EmailMessa
       ? `${formatGapText(record, false)}    change id: ${record.id}\n`
       : `${changeText(record, maxLines)}    change id: ${record.id}\n`,
   );
-  const intro =
-    records.length > 1 ? `${records.length} changes, oldest first.\n\n` : '';
+  const intro = records.length > 1 ? `${records.length} changes, oldest first.\n\n` : '';
   const digest = createHash('sha256')
     .update(records.map((r) => r.id).join('\n'))
     .digest('hex')

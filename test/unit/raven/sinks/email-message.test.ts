@@ -63,5 +63,8 @@ test('a gap notice names the watcher and reason', () => {
   };
   const mail = emailMessage([gap], { domain: 'x.test' });
   assert.equal(mail.subject, '[raven] gap Deployment watcher deploys');
-  assert.match(mail.text, /gap Deployment watcher deploys \(resume-expired\)\n {4}changes between .*\n {4}change id: gap:1\n/);
+  assert.match(
+    mail.text,
+    /gap Deployment watcher deploys \(resume-expired\)\n {4}changes between .*\n {4}change id: gap:1\n/,
+  );
 });

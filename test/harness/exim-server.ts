@@ -3,8 +3,8 @@
  * spool, logs and pid file in a temporary directory; one port offering STARTTLS and one speaking
  * TLS from the first byte (certificates from the harness PKI); AUTH PLAIN and LOGIN offered only
  * over TLS, and a recipient accepted only from an authenticated client; every message, to any
- * domain, delivered to a maildir per local part (`oncall@...` to `maildir/oncall`) that the test
- * reads back. `stop()` and `begin()` again keep the
+ * domain, for the local parts in {@link MAILBOXES}, delivered to a maildir per local part
+ * (`oncall@...` to `maildir/oncall`) that the test reads back. `stop()` and `begin()` again keep the
  * same ports, spool and maildir, so a test can take the server down and bring it back. Installed
  * by scripts/install-system-packages.sh (exim4-daemon-light).
  *
@@ -36,6 +36,13 @@ async function freePort(): Promise<number> {
 const START_MS = 60_000;
 
 const EXIM = '/usr/sbin/exim4';
+
+/**
+ * The local parts mail is delivered for (any domain), each to a maildir of its name. A list, not
+ * any local part: Exim will not build a path from an address as the sender wrote it (tainted data);
+ * the matched list item is its own, clean value.
+ */
+export const MAILBOXES = ['oncall', 'audit', 'ops'] as const;
 
 export class EximServer {
   readonly dir: string;
@@ -106,12 +113,13 @@ acl_rcpt:
 begin routers
 everyone:
   driver = accept
+  local_parts = ${MAILBOXES.join(' : ')}
   transport = to_maildir
 
 begin transports
 to_maildir:
   driver = appendfile
-  directory = ${join(dir, 'maildir')}/$local_part
+  directory = ${join(dir, 'maildir')}/$local_part_data
   create_directory
   maildir_format
   user = ${user}

@@ -283,3 +283,20 @@ export function isRetryableRedisError(err: unknown): boolean {
   if (err.name !== 'ReplyError') return true;
   return REDIS_TRANSIENT_REPLY.test(err.message);
 }
+
+/** nodemailer's codes for failures no retry fixes: credentials refused or missing, a bad envelope or setup. */
+const SMTP_PERMANENT = new Set(['EAUTH', 'ENOAUTH', 'EENVELOPE', 'ECONFIG', 'EREQUIRETLS']);
+
+/**
+ * Whether an SMTP failure (nodemailer's errors) may succeed when tried again: a refused or dropped
+ * connection, a timeout and 4xx answers ("try again later") are; 5xx answers (among them a server
+ * refusing the STARTTLS the config requires), refused credentials and a certificate that does not
+ * verify are not.
+ */
+export function isRetryableSmtpError(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return true;
+  const e = err as { code?: unknown; originalCode?: unknown; responseCode?: unknown };
+  if (isCertificateError(err) || isCertificateError({ code: e.originalCode })) return false;
+  if (typeof e.responseCode === 'number') return e.responseCode < 500;
+  return !(typeof e.code === 'string' && SMTP_PERMANENT.has(e.code));
+}

@@ -5,6 +5,7 @@ import {
   isExpired,
   isRetryable,
   isForbidden,
+  isRetryableSmtpError,
   retryAfterSeconds,
   errorKind,
   watchFailure,
@@ -90,4 +91,27 @@ test('a watch failure is transient, invalid, unauthorized, forbidden or not-foun
   ];
   for (const [err, expected] of cases)
     assert.equal(watchFailure(err), expected, err instanceof Error ? err.message : String(err));
+});
+
+test('SMTP failures: 4xx answers and lost connections are retried; 5xx, credentials and certificates are not', () => {
+  // The shapes nodemailer gives its errors (code, originalCode, responseCode).
+  const smtp = (fields: object): Error => Object.assign(new Error('smtp'), fields);
+  const cases: [string, Error, boolean][] = [
+    ['421 service not available', smtp({ code: 'EENVELOPE', responseCode: 421 }), true],
+    ['451 try again later', smtp({ code: 'EMESSAGE', responseCode: 451 }), true],
+    ['454 temporary authentication failure', smtp({ code: 'EAUTH', responseCode: 454 }), true],
+    ['connection refused', smtp({ code: 'ESOCKET', originalCode: 'ECONNREFUSED' }), true],
+    ['connection dropped', smtp({ code: 'ECONNECTION' }), true],
+    ['timeout', smtp({ code: 'ETIMEDOUT' }), true],
+    ['550 mailbox unavailable', smtp({ code: 'EENVELOPE', responseCode: 550 }), false],
+    ['535 bad credentials', smtp({ code: 'EAUTH', responseCode: 535 }), false],
+    ['no credentials', smtp({ code: 'ENOAUTH' }), false],
+    ['STARTTLS refused', smtp({ code: 'ETLS', responseCode: 503 }), false],
+    [
+      'untrusted certificate',
+      smtp({ code: 'ESOCKET', originalCode: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' }),
+      false,
+    ],
+  ];
+  for (const [what, err, retryable] of cases) assert.equal(isRetryableSmtpError(err), retryable, what);
 });

@@ -18,6 +18,7 @@ import {
 } from './schema-helpers.js';
 import { subjectTemplateProblem, templateProblem } from './template-check.js';
 import { SYSLOG_FACILITIES } from '../sinks/syslog-sink.js';
+import { EMAIL_SUBJECT } from '../sinks/email-message.js';
 
 /** Sink types, in the order documented. */
 export const SINK_TYPES = [
@@ -33,6 +34,7 @@ export const SINK_TYPES = [
   'nats',
   'redis',
   'syslog',
+  'email',
 ] as const;
 
 export type SinkType = (typeof SINK_TYPES)[number];
@@ -163,6 +165,15 @@ const natsSubjectTemplate = expecting(
   if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
 });
 
+/** `raven@example.com` or `Raven <raven@example.com>`. */
+const emailAddress = expecting(
+  z
+    .string()
+    .trim()
+    .regex(/^(?:[^<>@]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/),
+  'an e-mail address like raven@example.com or "Raven <raven@example.com>"',
+);
+
 /** One sink. */
 export const sinkSchema = z.discriminatedUnion('type', [
   strictObject({
@@ -289,6 +300,62 @@ export const sinkSchema = z.discriminatedUnion('type', [
             path: [key],
             message: `${key} applies only to transport: tls (transport is ${sink.transport})`,
           });
+  }),
+  strictObject({
+    ...common,
+    type: z.literal('email'),
+    /** The SMTP server's host name or IP address. */
+    host: text('a host name or IP address such as smtp.example.com or 127.0.0.1'),
+    /** Default 587 for starttls, 465 for tls, 25 for none. */
+    port: expecting(z.int().min(1).max(65_535), 'a port from 1 to 65535').optional(),
+    /** `starttls`: upgrade before sending, refuse a server without STARTTLS; `tls`: TLS from the first byte; `none`: clear text. */
+    security: z.enum(['starttls', 'tls', 'none']).default('starttls'),
+    /** For starttls and tls: a PEM file of CA certificates to trust instead of the system's; relative to the config file. */
+    caFile: text('a PEM file path').optional(),
+    /** For starttls and tls: the name the server certificate must carry; default `host`. */
+    serverName: text('a host name').optional(),
+    /** SMTP AUTH user name; with `password`. */
+    username: text('a user name').optional(),
+    /** SMTP AUTH password (a credential: use `${VAR}`). */
+    password: text('a password (use ${VAR})').optional(),
+    from: emailAddress,
+    to: oneOrMany(emailAddress, 'an address like oncall@example.com, or a list of them'),
+    /** The subject, `{{placeholders}}` of the first change; `(+N more)` is added for a digest. */
+    subject: expecting(z.string(), 'a subject template such as "[raven] {{type}} {{resource.kind}} {{key}}"')
+      .superRefine((value, ctx) => {
+        const problem = templateProblem(value);
+        if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+      })
+      .default(EMAIL_SUBJECT),
+    /** Most changes in one mail: the changes delivered together go in one digest. */
+    maxBatch: integer(1, 50, ' changes'),
+    /** Diff lines shown per change before "… and N more". */
+    maxDiffLines: integer(1, 50, ' lines'),
+    /** Changes delivered at the same time, so also the most a digest can gather. */
+    delivery: deliverySchemaWith(50).prefault({}),
+    timeoutSeconds,
+  }).superRefine((sink, ctx) => {
+    if (sink.security === 'none')
+      for (const key of ['caFile', 'serverName'] as const)
+        if (sink[key] !== undefined)
+          ctx.addIssue({
+            code: 'custom',
+            path: [key],
+            message: `${key} applies only to security: starttls or tls (security is none)`,
+          });
+    if ((sink.username === undefined) !== (sink.password === undefined))
+      ctx.addIssue({
+        code: 'custom',
+        path: [sink.username === undefined ? 'username' : 'password'],
+        message: 'username and password go together: give both to authenticate, or neither',
+      });
+    if (sink.username !== undefined && sink.security === 'none')
+      ctx.addIssue({
+        code: 'custom',
+        path: ['security'],
+        message:
+          'a password is never sent in clear text: use security: starttls or tls with username and password',
+      });
   }),
 ]);
 

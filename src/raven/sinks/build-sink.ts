@@ -15,6 +15,7 @@ import type { Sink } from './sink.js';
 import { StdoutSink } from './stdout-sink.js';
 import { WebhookSink } from './webhook-sink.js';
 import { SyslogSink } from './syslog-sink.js';
+import { EmailSink } from './email-sink.js';
 
 export interface BuildSinkOptions {
   clock?: Clock;
@@ -129,6 +130,22 @@ export function buildSink(config: SinkConfig, options: BuildSinkOptions = {}): S
         ...(config.serverName === undefined ? {} : { serverName: config.serverName }),
         facility: config.facility,
         appName: config.appName,
+        timeoutMs: config.timeoutSeconds * 1000,
+      });
+    case 'email':
+      return new EmailSink({
+        name: config.name,
+        host: config.host,
+        ...(config.port === undefined ? {} : { port: config.port }),
+        security: config.security,
+        ...(config.caFile === undefined ? {} : { ca: readFileSync(config.caFile, 'utf8') }),
+        ...(config.serverName === undefined ? {} : { serverName: config.serverName }),
+        ...(config.username === undefined ? {} : { username: config.username, password: config.password }),
+        from: config.from,
+        to: config.to,
+        subject: config.subject,
+        maxBatch: config.maxBatch,
+        maxDiffLines: config.maxDiffLines,
         timeoutMs: config.timeoutSeconds * 1000,
       });
   }

@@ -38,3 +38,5 @@ export {
   type SyslogFacility,
   type SyslogSinkOptions,
 } from './syslog-sink.js';
+export { EmailSink, EMAIL_PORTS, type EmailSecurity, type EmailSinkOptions } from './email-sink.js';
+export { emailMessage, EMAIL_SUBJECT, type EmailMessage, type EmailMessageOptions } from './email-message.js';

@@ -141,11 +141,13 @@ export function insertStatement(t: PostgresTables): string {
     sink text, event_id text, watcher text, change_type text, origin text, api_group text,
     api_version text, resource text, kind text, namespace text, name text, uid text,
     resource_version text, tombstone boolean, event_time timestamptz, record jsonb))`;
-  const added = `added AS (
+  const added = (returning: string): string => `added AS (
   INSERT INTO ${log} (${COLUMNS}) SELECT ${COLUMNS} FROM input
-  ON CONFLICT DO NOTHING RETURNING ${COLUMNS})`;
+  ON CONFLICT DO NOTHING RETURNING ${returning})`;
+  // Without a current-state table only the count is read: returning the rows (each with its
+  // record) would copy every change once more into the statement's working memory.
   if (t.currentStateTable === undefined)
-    return `WITH ${input}, ${added} SELECT count(*)::int AS added FROM added`;
+    return `WITH ${input}, ${added('1')} SELECT count(*)::int AS added FROM added`;
   const state = `${q(t.schema)}.${q(t.currentStateTable)}`;
   const upserted = `upserted AS (
   INSERT INTO ${state} AS s (sink, uid, watcher, api_group, api_version, resource, kind, namespace, name, resource_version, object, updated_at)
@@ -159,6 +161,6 @@ export function insertStatement(t: PostgresTables): string {
   DELETE FROM ${state} AS s USING added a
   WHERE a.change_type = 'deleted' AND s.sink = a.sink AND s.uid = a.uid
   RETURNING 1)`;
-  return `WITH ${input}, ${added}, ${upserted}, ${removed}
+  return `WITH ${input}, ${added(COLUMNS)}, ${upserted}, ${removed}
 SELECT (SELECT count(*) FROM added)::int AS added, (SELECT count(*) FROM upserted)::int AS upserted, (SELECT count(*) FROM removed)::int AS removed`;
 }

@@ -28,6 +28,36 @@ const cases: Case[] = [
     message: /expected one of kern, user, .*local7, got "local8"/,
   },
   {
+    name: 'an e-mail sink with a username and no password says they go together',
+    source: `${WATCHERS}sinks: [{ name: m, type: email, host: smtp.example.com, username: raven, from: raven@example.com, to: ops@example.com }]\n`,
+    path: 'sinks[0].password',
+    message: /username and password go together/,
+  },
+  {
+    name: 'an e-mail sink refuses to send a password in clear text',
+    source: `${WATCHERS}sinks: [{ name: m, type: email, host: 127.0.0.1, security: none, username: raven, password: s, from: raven@example.com, to: ops@example.com }]\n`,
+    path: 'sinks[0].security',
+    message: /a password is never sent in clear text: use security: starttls or tls/,
+  },
+  {
+    name: 'an e-mail recipient that is not an address says what one looks like',
+    source: `${WATCHERS}sinks: [{ name: m, type: email, host: 127.0.0.1, from: raven@example.com, to: [ops@example.com, oncall] }]\n`,
+    path: 'sinks[0].to[1]',
+    message: /expected an e-mail address like raven@example\.com or "Raven <raven@example\.com>"/,
+  },
+  {
+    name: 'an e-mail security mode lists the modes',
+    source: `${WATCHERS}sinks: [{ name: m, type: email, host: 127.0.0.1, security: ssl, from: raven@example.com, to: ops@example.com }]\n`,
+    path: 'sinks[0].security',
+    message: /expected one of starttls, tls, none, got "ssl"/,
+  },
+  {
+    name: 'an e-mail subject with an unknown placeholder names it',
+    source: `${WATCHERS}sinks: [{ name: m, type: email, host: 127.0.0.1, from: raven@example.com, to: ops@example.com, subject: "{{kind}} changed" }]\n`,
+    path: 'sinks[0].subject',
+    message: /placeholder \{\{kind\}\}.*unknown field "kind"/,
+  },
+  {
     name: 'an unknown watcher type lists the types and suggests the nearest',
     source: `watchers: [{ name: e, type: event }]\n${SINKS}`,
     path: 'watchers[0].type',
@@ -62,7 +92,7 @@ const cases: Case[] = [
     source: `${WATCHERS}sinks: [{ name: chat, type: slak, url: "https://x.example.com" }]\n`,
     path: 'sinks[0].type',
     message:
-      /expected one of stdout, file, webhook, slack, mattermost, teams, discord, cloudevents, postgres, nats, redis, syslog, got "slak" \(did you mean "slack"\?\)/,
+      /expected one of stdout, file, webhook, slack, mattermost, teams, discord, cloudevents, postgres, nats, redis, syslog, email, got "slak" \(did you mean "slack"\?\)/,
   },
   {
     name: 'a wrong type says what was expected and what was given',

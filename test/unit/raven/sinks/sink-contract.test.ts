@@ -4,6 +4,7 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createServer, type AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { after } from 'node:test';
 import { Agent } from 'undici';
@@ -19,6 +20,8 @@ import { SyslogSink, type SyslogSinkOptions } from '../../../../src/raven/sinks/
 import { RsyslogServer } from '../../../harness/rsyslog.js';
 import { sampleEvent } from './fixtures.js';
 import { setTimeout as delay } from 'node:timers/promises';
+import { EmailSink, type EmailSinkOptions } from '../../../../src/raven/sinks/email-sink.js';
+import { EximServer } from '../../../harness/exim-server.js';
 
 const dispatcher = new Agent();
 after(() => dispatcher.close());
@@ -154,4 +157,57 @@ sinkContract('syslog', {
   transient: () => syslogSink({ port: rsyslog.udpPort }),
   // A TLS server whose certificate no trusted CA signed: a retry cannot fix it.
   permanent: () => syslogSink({ port: rsyslog.tlsPort, transport: 'tls' }),
+});
+
+/**
+ * E-mail through Debian's Exim (test/harness/exim-server.ts): STARTTLS and AUTH as a submission
+ * server asks. What arrived is read up to a marker mail sent through the same sink after
+ * everything the test sent, in the order Exim accepted the mails.
+ */
+const exim = await EximServer.start();
+after(() => exim.close());
+
+async function emailSink(options: Partial<EmailSinkOptions> = {}): Promise<SinkUnderTest> {
+  const before = (await exim.messages()).length;
+  const sink = new EmailSink({
+    name: 'mail',
+    host: '127.0.0.1',
+    port: exim.port,
+    ca: exim.ca,
+    username: exim.username,
+    password: exim.password,
+    from: 'Raven <raven@example.org>',
+    to: ['oncall@example.org'],
+    ...options,
+  });
+  const marker = `marker-${String(before)}-${String(Math.random()).slice(2)}`;
+  return {
+    sink,
+    received: async () => {
+      await sink.deliver(sampleEvent({ name: marker }), new AbortController().signal);
+      for (;;) {
+        const all = (await exim.messages()).slice(before);
+        const end = all.findIndex((m) => m.includes(marker));
+        if (end >= 0) return all.slice(0, end);
+        await delay(20);
+      }
+    },
+    cleanup: () => Promise.resolve(),
+  };
+}
+
+sinkContract('email', {
+  healthy: () => emailSink(),
+  // A port nothing listens on: connection refused, as when the MTA is down.
+  transient: async () => {
+    const closed = await new Promise<number>((resolve) => {
+      const srv = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = srv.address() as AddressInfo;
+        srv.close(() => resolve(port));
+      });
+    });
+    return emailSink({ port: closed });
+  },
+  // The server refuses the password (535): a retry cannot fix it.
+  permanent: () => emailSink({ password: 'not-the-password' }),
 });

@@ -4,10 +4,12 @@
  * something at once. SIGINT/SIGTERM drain and exit 0; a second signal exits at once.
  */
 import { parseArgs } from 'node:util';
+import { dirname } from 'node:path';
 import { Daemon, defaultIdentity } from '../raven/daemon.js';
 import { loadRavenConfig } from '../raven/config/load-raven-config.js';
 import { defaultRavenConfig } from '../raven/config/default-raven-config.js';
 import { createLogger } from '../raven/logging.js';
+import { installRedactionKey } from '../raven/redaction-key.js';
 import { write, type Output } from './output.js';
 import { UsageError } from './usage-error.js';
 import { RavenError } from '../errors/raven-error.js';
@@ -80,6 +82,11 @@ export async function runCommand(
     throw new UsageError(`--log-format must be json or pretty; got "${format}"`);
   const logger = createLogger(level, format === undefined ? {} : { pretty: format === 'pretty' });
   for (const warning of warnings) logger.warn({}, warning);
+  // The key lives beside the checkpoint, which keeps fingerprints: both move together.
+  const keyWarning = await installRedactionKey(
+    config.checkpoint.type === 'sqlite' ? { dir: dirname(config.checkpoint.path) } : {},
+  );
+  if (keyWarning !== undefined) logger.warn({}, keyWarning);
   if (values.config === undefined)
     logger.info(
       {},

@@ -21,6 +21,7 @@ import { UsageError } from './usage-error.js';
 import { WatchFailures } from './watch-failures.js';
 import { ServerTable } from './server-table.js';
 import { ListProgress } from './list-progress.js';
+import { estimateListTotal } from './list-total.js';
 
 export const watchUsage = `Usage: raven watch <resource> [name] [options]
 
@@ -147,11 +148,20 @@ export async function watchCommand(argv: string[], deps: WatchCommandDeps): Prom
       now: () => Date.now(),
       columns: () => table?.columns,
     });
+    const progress = new ListProgress(deps.output, resource.resource);
+    // Asked before the list starts, so the first line drawn has it: one small request, a terminal only.
+    if (progress.shown)
+      progress.total = await estimateListTotal(client, resource, {
+        namespaces,
+        labelSelector,
+        fieldSelector,
+        signal: deps.signal,
+      });
     return await follow(watcher, {
       printer,
       failures,
       table,
-      resource: resource.resource,
+      progress,
       sinceNow: values['since-now'] === true,
       ...deps,
     });
@@ -176,12 +186,10 @@ async function follow(
     failures: WatchFailures;
     table: ServerTable | undefined;
     sinceNow: boolean;
-    /** The resource's plural, for the progress line. */
-    resource: string;
+    progress: ListProgress;
   },
 ): Promise<number> {
-  const { output, printer, failures, table } = o;
-  const progress = new ListProgress(output, o.resource);
+  const { output, printer, failures, table, progress } = o;
   // The first objects are held back to size the columns, then every row prints as it arrives.
   let held = [] as PrintedObject[] | undefined;
   const release = async (): Promise<void> => {

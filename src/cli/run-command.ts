@@ -5,7 +5,11 @@
  */
 import { parseArgs } from 'node:util';
 import { dirname } from 'node:path';
-import { Daemon, defaultIdentity } from '../raven/daemon.js';
+import { Daemon, defaultIdentity, type DaemonUi } from '../raven/daemon.js';
+import { uiServerProblem } from '../raven/config/raven-config-schema.js';
+import { UiFeed } from '../ui/ui-feed.js';
+import { UiRoutes } from '../ui/ui-server.js';
+import { systemClock } from '../util/clock.js';
 import { loadRavenConfig } from '../raven/config/load-raven-config.js';
 import { defaultRavenConfig } from '../raven/config/default-raven-config.js';
 import { createLogger } from '../raven/logging.js';
@@ -73,6 +77,11 @@ export async function runCommand(
     Object.assign(config.server, parseListen(values.listen, '--listen'), { enabled: true });
   if (values.port !== undefined)
     Object.assign(config.server, { port: parsePort(values.port, '--port'), enabled: true });
+  const uiProblem = uiServerProblem(config.server);
+  if (uiProblem !== undefined)
+    throw new UsageError(
+      `server.${uiProblem.path.join('.')} ${uiProblem.message} (--listen ${values.listen ?? ''})`,
+    );
   const level = values['log-level'] ?? config.logLevel;
   if (!['trace', 'debug', 'info', 'warn', 'error'].includes(level)) {
     throw new UsageError(`--log-level must be one of trace, debug, info, warn, error; got "${level}"`);
@@ -95,6 +104,7 @@ export async function runCommand(
   const daemon = new Daemon({
     config,
     logger,
+    ...(config.server.ui.enabled ? { ui: daemonUi(config.server.ui.token) } : {}),
     ...(values.config === undefined ? {} : { configFile: values.config }),
   });
   try {
@@ -109,4 +119,13 @@ export async function runCommand(
   logger.info({}, 'stopped');
   logger.flush();
   return 0;
+}
+
+/** The web view for the daemon's server: the same page and feed as `raven ui`. */
+function daemonUi(token: string | undefined): DaemonUi {
+  const feed = new UiFeed({ clock: systemClock });
+  return {
+    routes: new UiRoutes({ feed, clock: systemClock, ...(token === undefined ? {} : { token }) }),
+    source: (name, resource, status) => feed.source(name, resource, status),
+  };
 }

@@ -52,14 +52,18 @@ const uiSchema = strictObject({
   enabled: z.boolean().default(false),
   /** Where the page is served: `/ui` serves it at `/ui/`. */
   path: expecting(
-    z.string().regex(/^(\/[A-Za-z0-9._~-]+)+$/),
+    z
+      .string()
+      .regex(/^(\/[A-Za-z0-9._~-]+)+$/)
+      .superRefine((path, ctx) => {
+        if (SERVER_PATHS.includes(path))
+          ctx.addIssue({
+            code: 'custom',
+            message: `is the server's own ${path}; choose another, such as /ui`,
+          });
+      }),
     "a path such as /ui: segments of letters, digits, '.', '_', '~' or '-', no trailing '/'",
-  )
-    .superRefine((path, ctx) => {
-      if (SERVER_PATHS.includes(path))
-        ctx.addIssue({ code: 'custom', message: `is the server's own ${path}; choose another, such as /ui` });
-    })
-    .default('/ui'),
+  ).default('/ui'),
   /** Required as `Authorization: Bearer <token>` (or `#token=` in the page's URL) when set. */
   token: expecting(z.string(), `a string such as \${RAVEN_UI_TOKEN}`)
     // The message never repeats the value: it is a credential.

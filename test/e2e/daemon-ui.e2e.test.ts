@@ -4,7 +4,8 @@
  * (Debian's package, driven by playwright-core) at `/ui` on the health server. Objects are
  * created, changed and deleted through the apiserver; the test asserts what the page shows, that
  * the feed needs the token (401 without it), and that a Secret rotated to a value of the same
- * length shows as changed by its fingerprint, never by its value.
+ * length shows as changed by its fingerprint, never by its value. With
+ * RAVEN_UI_DAEMON_SCREENSHOT=FILE it saves a screenshot there (how docs/images/ui-daemon.png is made).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -99,6 +100,11 @@ sinks: [{ name: out, type: stdout }]
   for (const value of [before, after, b64(before), b64(after)])
     assert.ok(!everything.includes(value), `the page never holds ${value}`);
 
+  const shot = process.env.RAVEN_UI_DAEMON_SCREENSHOT;
+  if (shot !== undefined && shot !== '') {
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.screenshot({ path: shot, fullPage: true });
+  }
   raven.kill('SIGTERM');
   assert.equal((await raven.exited).code, 0, 'SIGTERM drains and exits 0');
 });

@@ -22,6 +22,7 @@ import { parseLabelSelector } from '../watch/scope/parse-label-selector.js';
 import { watchResource, type ScopedWatcher } from '../watch/watch-resource.js';
 import { redact } from '../raven/redact.js';
 import { paint, write, type Output } from './output.js';
+import { installRedactionKey } from '../raven/redaction-key.js';
 import { parseWatchFormat, WatchPrinter, type PrintedObject } from './format-watch.js';
 import { UsageError } from './usage-error.js';
 import { WatchFailures } from './watch-failures.js';
@@ -102,6 +103,8 @@ export async function getCommand(argv: string[], deps: GetCommandDeps): Promise<
     fieldTerms.length === 0 ? undefined : parseFieldSelector(fieldTerms.join(',')).toString();
 
   const config = await loadConfig({ kubeconfig: values.kubeconfig, context: values.context, env: deps.env });
+  const keyWarning = await installRedactionKey({ env: deps.env ?? process.env });
+  if (keyWarning !== undefined) await write(deps.output.err, `raven get: ${keyWarning}\n`);
   const client = new KubeClient(config);
   let watcher: ScopedWatcher | undefined;
   try {

@@ -1,11 +1,11 @@
 /**
- * The progress line of `raven watch` during its initial list: `listing configmaps: 1200 so far`
- * on stderr, redrawn in place, only when stderr is a terminal (nothing extra when piped or
+ * The progress line of `raven watch` during its initial list: `listing configmaps: 1200 of ~3000`
+ * (or `1200 so far` while no total is known) on stderr, redrawn in place, only when stderr is a terminal (nothing extra when piped or
  * redirected). Rows printed to stdout meanwhile go above it: the line is cleared before them and
  * drawn again after. It goes away when the list is complete.
  *
- * The count is of objects received so far. The total is not shown: the streaming initial list
- * (sendInitialEvents) does not announce one.
+ * The count is of objects received so far; the total is the apiserver's estimate from before the
+ * list (`list-total.ts`), marked `~` because objects may come and go meanwhile.
  */
 import { write, type Output } from './output.js';
 
@@ -18,6 +18,7 @@ export class ListProgress {
   readonly #what: string;
   readonly #on: boolean;
   #count = 0;
+  #total: number | undefined;
   #drawn = false;
   #done = false;
 
@@ -25,6 +26,16 @@ export class ListProgress {
     this.#output = output;
     this.#what = what;
     this.#on = output.err.isTTY === true;
+  }
+
+  /** Whether the line is drawn at all (stderr is a terminal): nothing else to do for it otherwise. */
+  get shown(): boolean {
+    return this.#on;
+  }
+
+  /** The estimated number of objects in the list; shown from the next redraw on. */
+  set total(total: number | undefined) {
+    this.#total = total;
   }
 
   /** One more object received. */
@@ -55,7 +66,8 @@ export class ListProgress {
 
   async #draw(): Promise<void> {
     this.#drawn = true;
-    await write(this.#output.err, `${CLEAR_LINE}listing ${this.#what}: ${this.#count} so far`);
+    const of = this.#total === undefined ? 'so far' : `of ~${this.#total}`;
+    await write(this.#output.err, `${CLEAR_LINE}listing ${this.#what}: ${this.#count} ${of}`);
   }
 
   async #clear(): Promise<void> {

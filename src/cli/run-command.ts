@@ -4,10 +4,16 @@
  * something at once. SIGINT/SIGTERM drain and exit 0; a second signal exits at once.
  */
 import { parseArgs } from 'node:util';
-import { Daemon, defaultIdentity } from '../raven/daemon.js';
+import { dirname } from 'node:path';
+import { Daemon, defaultIdentity, type DaemonUi } from '../raven/daemon.js';
+import { uiServerProblem } from '../raven/config/raven-config-schema.js';
+import { UiFeed } from '../ui/ui-feed.js';
+import { UiRoutes } from '../ui/ui-server.js';
+import { systemClock } from '../util/clock.js';
 import { loadRavenConfig } from '../raven/config/load-raven-config.js';
 import { defaultRavenConfig } from '../raven/config/default-raven-config.js';
 import { createLogger } from '../raven/logging.js';
+import { installRedactionKey } from '../raven/redaction-key.js';
 import { write, type Output } from './output.js';
 import { UsageError } from './usage-error.js';
 import { RavenError } from '../errors/raven-error.js';
@@ -71,6 +77,11 @@ export async function runCommand(
     Object.assign(config.server, parseListen(values.listen, '--listen'), { enabled: true });
   if (values.port !== undefined)
     Object.assign(config.server, { port: parsePort(values.port, '--port'), enabled: true });
+  const uiProblem = uiServerProblem(config.server);
+  if (uiProblem !== undefined)
+    throw new UsageError(
+      `server.${uiProblem.path.join('.')} ${uiProblem.message} (--listen ${values.listen ?? ''})`,
+    );
   const level = values['log-level'] ?? config.logLevel;
   if (!['trace', 'debug', 'info', 'warn', 'error'].includes(level)) {
     throw new UsageError(`--log-level must be one of trace, debug, info, warn, error; got "${level}"`);
@@ -80,6 +91,11 @@ export async function runCommand(
     throw new UsageError(`--log-format must be json or pretty; got "${format}"`);
   const logger = createLogger(level, format === undefined ? {} : { pretty: format === 'pretty' });
   for (const warning of warnings) logger.warn({}, warning);
+  // The key lives beside the checkpoint, which keeps fingerprints: both move together.
+  const keyWarning = await installRedactionKey(
+    config.checkpoint.type === 'sqlite' ? { dir: dirname(config.checkpoint.path) } : {},
+  );
+  if (keyWarning !== undefined) logger.warn({}, keyWarning);
   if (values.config === undefined)
     logger.info(
       {},
@@ -88,6 +104,7 @@ export async function runCommand(
   const daemon = new Daemon({
     config,
     logger,
+    ...(config.server.ui.enabled ? { ui: daemonUi(config.server.ui.token) } : {}),
     ...(values.config === undefined ? {} : { configFile: values.config }),
   });
   try {
@@ -102,4 +119,13 @@ export async function runCommand(
   logger.info({}, 'stopped');
   logger.flush();
   return 0;
+}
+
+/** The web view for the daemon's server: the same page and feed as `raven ui`. */
+function daemonUi(token: string | undefined): DaemonUi {
+  const feed = new UiFeed({ clock: systemClock });
+  return {
+    routes: new UiRoutes({ feed, clock: systemClock, ...(token === undefined ? {} : { token }) }),
+    source: (name, resource, status) => feed.source(name, resource, status),
+  };
 }

@@ -19,6 +19,7 @@ import { systemClock } from '../util/clock.js';
 import { UiFeed } from '../ui/ui-feed.js';
 import { UiServer } from '../ui/ui-server.js';
 import { write, type Output } from './output.js';
+import { installRedactionKey } from '../raven/redaction-key.js';
 import { UsageError } from './usage-error.js';
 import { parseListen, parsePort } from './listen-address.js';
 
@@ -108,6 +109,8 @@ export async function uiCommand(argv: string[], deps: UiCommandDeps): Promise<nu
   if (token === '') throw new UsageError(`--token-file ${values['token-file'] ?? ''} is empty`);
 
   const config = await loadConfig({ kubeconfig: values.kubeconfig, context: values.context, env: deps.env });
+  const keyWarning = await installRedactionKey({ env });
+  if (keyWarning !== undefined) await write(deps.output.err, `raven ui: ${keyWarning}\n`);
   const client = new KubeClient(config);
   const watchers: ScopedWatcher[] = [];
   let server: UiServer | undefined;

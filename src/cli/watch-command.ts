@@ -15,11 +15,13 @@ import { parseLabelSelector } from '../watch/scope/parse-label-selector.js';
 import { watchResource, type ScopedWatcher } from '../watch/watch-resource.js';
 import { qualifiedName } from '../client/api-resource.js';
 import { paint, write, type Output } from './output.js';
+import { installRedactionKey } from '../raven/redaction-key.js';
 import { parseWatchFormat, WatchPrinter, type PrintedObject } from './format-watch.js';
 import { UsageError } from './usage-error.js';
 import { WatchFailures } from './watch-failures.js';
 import { ServerTable } from './server-table.js';
 import { ListProgress } from './list-progress.js';
+import { estimateListTotal } from './list-total.js';
 
 export const watchUsage = `Usage: raven watch <resource> [name] [options]
 
@@ -106,6 +108,8 @@ export async function watchCommand(argv: string[], deps: WatchCommandDeps): Prom
     fieldTerms.length === 0 ? undefined : parseFieldSelector(fieldTerms.join(',')).toString();
 
   const config = await loadConfig({ kubeconfig: values.kubeconfig, context: values.context, env: deps.env });
+  const keyWarning = await installRedactionKey({ env: deps.env ?? process.env });
+  if (keyWarning !== undefined) await write(deps.output.err, `raven watch: ${keyWarning}\n`);
   const client = new KubeClient(config);
   let watcher: ScopedWatcher | undefined;
   try {
@@ -144,11 +148,20 @@ export async function watchCommand(argv: string[], deps: WatchCommandDeps): Prom
       now: () => Date.now(),
       columns: () => table?.columns,
     });
+    const progress = new ListProgress(deps.output, resource.resource);
+    // Asked before the list starts, so the first line drawn has it: one small request, a terminal only.
+    if (progress.shown)
+      progress.total = await estimateListTotal(client, resource, {
+        namespaces,
+        labelSelector,
+        fieldSelector,
+        signal: deps.signal,
+      });
     return await follow(watcher, {
       printer,
       failures,
       table,
-      resource: resource.resource,
+      progress,
       sinceNow: values['since-now'] === true,
       ...deps,
     });
@@ -173,12 +186,10 @@ async function follow(
     failures: WatchFailures;
     table: ServerTable | undefined;
     sinceNow: boolean;
-    /** The resource's plural, for the progress line. */
-    resource: string;
+    progress: ListProgress;
   },
 ): Promise<number> {
-  const { output, printer, failures, table } = o;
-  const progress = new ListProgress(output, o.resource);
+  const { output, printer, failures, table, progress } = o;
   // The first objects are held back to size the columns, then every row prints as it arrives.
   let held = [] as PrintedObject[] | undefined;
   const release = async (): Promise<void> => {

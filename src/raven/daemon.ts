@@ -25,6 +25,9 @@ import { KubeClient } from '../client/kube-client.js';
 import { Discovery } from '../client/discovery.js';
 import { UnknownResourceError } from '../client/unknown-resource-error.js';
 import type { ResolvedResource } from '../client/api-resource.js';
+import type { KubeObject } from '../client/kube-object.js';
+import { stoppedStatus, type WatcherStatus } from '../watch/watcher-events.js';
+import type { ChangeEvent } from './change-event.js';
 import { LeaderElector } from '../controller/leader-election.js';
 import { errorKind, isRetryable } from '../errors/classify.js';
 import { ConfigError } from '../errors/raven-error.js';
@@ -37,7 +40,7 @@ import { SqliteCheckpointStore } from './checkpoint/sqlite-checkpoint-store.js';
 import type { RavenConfig } from './config/raven-config-schema.js';
 import { SinkDelivery } from './delivery/sink-delivery.js';
 import { HandlerRunner, loadHandler, type HandlerContext } from './handlers/custom-handler.js';
-import { HealthServer, type Readiness } from './health-server.js';
+import { HealthServer, type MountedRoutes, type Readiness } from './health-server.js';
 import { RavenMetrics } from './metrics.js';
 import { Router } from './router.js';
 import { buildSink } from './sinks/build-sink.js';
@@ -63,6 +66,25 @@ export interface DaemonOptions {
   configFile?: string;
   /** Random numbers in [0, 1) for retry jitter; injected for tests. */
   random?: () => number;
+  /** The web view, served under `server.ui.path` when `server.ui.enabled` (built by the CLI). */
+  ui?: DaemonUi;
+}
+
+/** What the daemon needs of the web view: its routes, and a way in for each watcher's changes. */
+export interface DaemonUi {
+  routes: MountedRoutes;
+  source(
+    name: string,
+    resource: ResolvedResource,
+    status: () => WatcherStatus,
+  ): {
+    publish(
+      type: 'EXISTING' | 'ADDED' | 'MODIFIED' | 'DELETED' | 'GONE',
+      object: KubeObject,
+      previous?: KubeObject,
+    ): void;
+    notice(message: string): void;
+  };
 }
 
 /**
@@ -84,6 +106,7 @@ export class Daemon {
   readonly metrics: RavenMetrics;
   readonly #pipelines = new Map<string, WatcherPipeline>();
   readonly #translators = new Map<string, Translator>();
+  readonly #uiSources = new Map<string, ReturnType<DaemonUi['source']>>();
   #health: HealthServer | undefined;
   #leading = false;
   #standby = false;
@@ -134,13 +157,23 @@ export class Daemon {
     );
     try {
       if (config.server.enabled) {
+        const ui = config.server.ui.enabled ? this.#options.ui : undefined;
         this.#health = await HealthServer.start({
           address: config.server.address,
           port: config.server.port,
           registry: this.metrics.registry,
           readiness: () => this.readiness(),
+          ...(ui === undefined ? {} : { ui: { path: config.server.ui.path, routes: ui.routes } }),
         });
         this.#log.info({ url: this.#health.url }, 'serving /healthz, /readyz and /metrics');
+        if (ui !== undefined)
+          this.#log.info(
+            {
+              url: `${this.#health.url}${config.server.ui.path}/`,
+              token: config.server.ui.token !== undefined,
+            },
+            'serving the web view',
+          );
       }
       const discovery = new Discovery(client, { logger: this.#log });
       const resources = await this.#resolveAll(discovery, signal);
@@ -432,6 +465,7 @@ export class Daemon {
         this.#pipelines.set(watcherConfig.name, pipeline);
         watcherSinks.set(watcherConfig.name, sinks);
         const log = this.#log.child({ watcher: watcherConfig.name });
+        const ui = this.#uiSource(watcherConfig.name, resolved);
         await pipeline.run(
           {
             transport: client,
@@ -446,9 +480,11 @@ export class Daemon {
             synced: (objects, resumed) => {
               log.info({ objects: objects.length, resumed }, 'synced');
               sinks.synced(objects, resumed);
+              for (const object of objects) ui?.publish('EXISTING', object);
             },
             change: (event, scope) => {
               this.metrics.events.inc({ watcher: event.watcher, type: event.type });
+              ui?.publish(uiType(event), event.object, event.previous);
               sinks.change(event, scope);
               for (const name of router.handlersFor(event)) handlers.get(name)?.push(event);
             },
@@ -457,6 +493,7 @@ export class Daemon {
             relisted: (scope, relist) => sinks.relisted(scope, relist),
             // The watcher logs each failure once (`watch failed; recovering`); here it is counted.
             error: (error) => {
+              ui?.notice(error.message);
               this.metrics.watchErrors.inc({ watcher: watcherConfig.name, kind: errorKind(error) });
             },
           },
@@ -473,6 +510,18 @@ export class Daemon {
       this.#pipelines.clear();
       this.#translators.clear();
     }
+  }
+
+  /** The web view's way in for one watcher: made once, kept across leadership terms. */
+  #uiSource(name: string, resource: ResolvedResource): ReturnType<DaemonUi['source']> | undefined {
+    const ui = this.#config.server.ui.enabled && this.#config.server.enabled ? this.#options.ui : undefined;
+    if (ui === undefined) return undefined;
+    let source = this.#uiSources.get(name);
+    if (source === undefined) {
+      source = ui.source(name, resource, () => this.#pipelines.get(name)?.status() ?? stoppedStatus());
+      this.#uiSources.set(name, source);
+    }
+    return source;
   }
 
   /** One built-in translator, with its own OpenStack client, until `signal` aborts. */
@@ -556,4 +605,11 @@ export class Daemon {
 /** The default leader-election identity: host name and process id. */
 export function defaultIdentity(): string {
   return `${hostname()}-${process.pid}`;
+}
+
+/** How the web view names a change. */
+function uiType(event: ChangeEvent): 'ADDED' | 'MODIFIED' | 'DELETED' | 'GONE' {
+  if (event.type === 'added') return 'ADDED';
+  if (event.type === 'modified') return 'MODIFIED';
+  return event.tombstone ? 'GONE' : 'DELETED';
 }

@@ -1,11 +1,14 @@
 /**
  * /healthz (the process answers), /readyz (every watcher has synced and none is failing; 503 with
- * the reasons otherwise) and /metrics (Prometheus text format), on one small HTTP server.
+ * the reasons otherwise) and /metrics (Prometheus text format), on one small HTTP server; and,
+ * when configured, the web view below its path (`/ui` redirects to `/ui/`, whose page finds its
+ * feed at `/ui/events` by a relative URL).
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import { RavenError } from '../errors/raven-error.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 
 export interface Readiness {
   ready: boolean;
@@ -13,11 +16,21 @@ export interface Readiness {
   details: Record<string, string>;
 }
 
+/** Requests served below a path (the web view, provided by a layer above). */
+export interface MountedRoutes {
+  /** Answer `req`; `path` is its path below the mount point, starting with `/`. */
+  handle(req: IncomingMessage, res: ServerResponse, path: string): void;
+  /** End long-lived responses before the server closes. */
+  close(): void;
+}
+
 export class HealthServer {
   readonly #server: Server;
+  readonly #ui: MountedRoutes | undefined;
 
-  private constructor(server: Server) {
+  private constructor(server: Server, ui: MountedRoutes | undefined) {
     this.#server = server;
+    this.#ui = ui;
   }
 
   static async start(options: {
@@ -25,9 +38,21 @@ export class HealthServer {
     port: number;
     registry: Registry;
     readiness: () => Readiness;
+    /** The web view and where it is mounted, e.g. `/ui`. */
+    ui?: { path: string; routes: MountedRoutes };
   }): Promise<HealthServer> {
+    const ui = options.ui;
     const server = createServer((req, res) => {
-      const path = (req.url ?? '/').split('?')[0];
+      const path = (req.url ?? '/').split('?')[0] ?? '/';
+      if (ui !== undefined && path === ui.path) {
+        // The browser keeps the #token fragment across the redirect.
+        res.writeHead(308, { location: `${ui.path}/` }).end();
+        return;
+      }
+      if (ui !== undefined && path.startsWith(`${ui.path}/`)) {
+        ui.routes.handle(req, res, path.slice(ui.path.length));
+        return;
+      }
       if (req.method !== 'GET' && req.method !== 'HEAD') {
         res.writeHead(405, { allow: 'GET, HEAD' }).end();
         return;
@@ -52,7 +77,7 @@ export class HealthServer {
       }
       res
         .writeHead(404, { 'content-type': 'text/plain' })
-        .end('not found: try /healthz, /readyz or /metrics\n');
+        .end(`not found: try /healthz, /readyz or /metrics${ui === undefined ? '' : ` or ${ui.path}/`}\n`);
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', (err: NodeJS.ErrnoException) => {
@@ -77,7 +102,7 @@ export class HealthServer {
       });
       server.listen(options.port, options.address, () => resolve());
     });
-    return new HealthServer(server);
+    return new HealthServer(server, ui?.routes);
   }
 
   get url(): string {
@@ -86,6 +111,7 @@ export class HealthServer {
   }
 
   async close(): Promise<void> {
+    this.#ui?.close();
     this.#server.closeAllConnections();
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
   }

@@ -69,8 +69,16 @@ type Listener = (message: UiMessage) => void;
 interface Followed {
   name: string;
   resource: ApiResource;
-  watcher: ScopedWatcher;
+  status: () => WatcherStatus;
   lagSeconds: number | undefined;
+}
+
+/** One watcher's way into the feed, for a program that reads the watcher itself (the daemon). */
+export interface UiSource {
+  /** One object (`EXISTING`) or change; objects may be redacted already. */
+  publish(type: UiChange['type'], object: KubeObject, previous?: KubeObject): void;
+  /** A failure the watcher is recovering from. */
+  notice(message: string): void;
 }
 
 export interface UiFeedOptions {
@@ -107,27 +115,23 @@ export class UiFeed {
 
   /** Read `watcher`'s events into the feed until it ends. */
   async follow(name: string, resource: ApiResource, watcher: ScopedWatcher): Promise<void> {
-    const followed: Followed = { name, resource, watcher, lagSeconds: undefined };
-    this.#followed.push(followed);
+    const source = this.source(name, resource, () => watcher.status());
     for await (const event of watcher) {
       switch (event.type) {
         case 'initial':
-          this.#publish(followed, 'EXISTING', event.object, undefined);
+          source.publish('EXISTING', event.object);
           break;
         case 'added':
-          this.#publish(followed, 'ADDED', event.object, undefined);
+          source.publish('ADDED', event.object);
           break;
         case 'modified':
-          this.#publish(followed, 'MODIFIED', event.object, event.previous);
+          source.publish('MODIFIED', event.object, event.previous);
           break;
         case 'deleted':
-          this.#publish(followed, event.tombstone ? 'GONE' : 'DELETED', event.object, undefined);
+          source.publish(event.tombstone ? 'GONE' : 'DELETED', event.object);
           break;
         case 'error':
-          this.#emit({
-            event: 'notice',
-            data: { at: this.#clock.now(), watcher: name, message: event.error.message },
-          });
+          source.notice(event.error.message);
           break;
         default:
           break;
@@ -135,10 +139,21 @@ export class UiFeed {
     }
   }
 
+  /** Add a watcher whose events the caller reads; `status` is asked for its health. */
+  source(name: string, resource: ApiResource, status: () => WatcherStatus): UiSource {
+    const followed: Followed = { name, resource, status, lagSeconds: undefined };
+    this.#followed.push(followed);
+    return {
+      publish: (type, object, previous) => this.#publish(followed, type, object, previous),
+      notice: (message) =>
+        this.#emit({ event: 'notice', data: { at: this.#clock.now(), watcher: name, message } }),
+    };
+  }
+
   /** Every followed watcher's health. */
   health(): UiWatcherHealth[] {
-    return this.#followed.map(({ name, resource, watcher, lagSeconds }) => {
-      const status = watcher.status();
+    return this.#followed.map(({ name, resource, status: statusOf, lagSeconds }) => {
+      const status = statusOf();
       return {
         watcher: name,
         resource: resource.group === '' ? resource.resource : `${resource.resource}.${resource.group}`,

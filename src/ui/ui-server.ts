@@ -1,6 +1,7 @@
 /**
  * Serves the web view: the page at `/`, its feed as Server-Sent Events at `/events`, and the
- * watchers' health as JSON at `/api/health`. One small HTTP server on loopback unless told
+ * watchers' health as JSON at `/api/health` (below the mount point: the daemon serves them under
+ * `server.ui.path` on its health server). One small HTTP server on loopback unless told
  * otherwise; nothing is fetched from elsewhere (the page is self-contained).
  *
  * With a token, `/events` and `/api/health` answer only to `Authorization: Bearer <token>` or
@@ -19,70 +20,45 @@ import type { Clock, TimerHandle } from '../util/clock.js';
 import type { UiFeed, UiMessage } from './ui-feed.js';
 import { uiPage } from './ui-page.js';
 
-export interface UiServerOptions {
-  feed: UiFeed;
+export interface UiServerOptions extends UiRoutesOptions {
   address: string;
   port: number;
-  clock: Clock;
-  /** Required on the feed and health endpoints when set. */
-  token?: string;
-  /** Named in the error for a busy port, e.g. `--port` or `server.ui.port`. */
+  /** Named in the error for a busy port, e.g. `--port`. */
   portSetting?: string;
 }
 
 const HEALTH_EVERY_MS = 1_000;
 const KEEPALIVE_EVERY_MS = 15_000;
 
-export class UiServer {
-  readonly #server: Server;
+/** What {@link UiRoutes} needs: the feed, the clock for its timers, and the token if any. */
+export interface UiRoutesOptions {
+  feed: UiFeed;
+  clock: Clock;
+  /** Required on the feed and health endpoints when set. */
+  token?: string;
+}
+
+/**
+ * The web view's requests, for any HTTP server: `raven ui` mounts them at `/`, the daemon at its
+ * `server.ui.path`. The page finds its feed by relative URLs, so it must be served at a path that
+ * ends in `/`.
+ */
+export class UiRoutes {
+  readonly #options: UiRoutesOptions;
   readonly #closers = new Set<() => void>();
 
-  private constructor(server: Server) {
-    this.#server = server;
+  constructor(options: UiRoutesOptions) {
+    this.#options = options;
   }
 
-  /** Listen; rejects with `ERR_ADDRESS_IN_USE` naming `portSetting` when the port is taken. */
-  static async start(options: UiServerOptions): Promise<UiServer> {
-    const server = createServer();
-    const ui = new UiServer(server);
-    server.on('request', (req: IncomingMessage, res: ServerResponse) => ui.#handle(req, res, options));
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', (err: NodeJS.ErrnoException) => {
-        const where = `${options.address}:${options.port}`;
-        const setting = options.portSetting ?? '--port';
-        if (err.code === 'EADDRINUSE')
-          reject(
-            new RavenError(
-              'ERR_ADDRESS_IN_USE',
-              `cannot serve the web view on ${where}: the port is in use by another program; choose another with ${setting} (0 picks a free one)`,
-              { cause: err },
-            ),
-          );
-        else reject(err);
-      });
-      server.listen(options.port, options.address, () => resolve());
-    });
-    return ui;
-  }
-
-  get url(): string {
-    const { address, port, family } = this.#server.address() as AddressInfo;
-    return `http://${family === 'IPv6' ? `[${address}]` : address}:${port}/`;
-  }
-
-  async close(): Promise<void> {
-    for (const close of this.#closers) close();
-    this.#server.closeAllConnections();
-    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
-  }
-
-  #handle(req: IncomingMessage, res: ServerResponse, options: UiServerOptions): void {
-    const url = new URL(req.url ?? '/', 'http://localhost');
+  /** Answer `req`; `path` is its path below the mount point, starting with `/`. */
+  handle(req: IncomingMessage, res: ServerResponse, path: string): void {
+    const options = this.#options;
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { allow: 'GET, HEAD' }).end();
       return;
     }
-    if (url.pathname === '/' || url.pathname === '/index.html') {
+    if (path === '/' || path === '/index.html') {
       res
         .writeHead(200, {
           'content-type': 'text/html; charset=utf-8',
@@ -94,27 +70,32 @@ export class UiServer {
         .end(uiPage());
       return;
     }
-    if (url.pathname !== '/events' && url.pathname !== '/api/health') {
+    if (path !== '/events' && path !== '/api/health') {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try /, /events or /api/health\n');
       return;
     }
-    if (!authorized(req, url, options.token)) {
+    if (!authorized(req, new URL(req.url ?? '/', 'http://localhost'), options.token)) {
       res
         .writeHead(401, { 'content-type': 'text/plain', 'www-authenticate': 'Bearer' })
-        .end('a token is required: open the page as http://HOST:PORT/#token=TOKEN\n');
+        .end('a token is required: open the page as http://HOST:PORT/PATH/#token=TOKEN\n');
       return;
     }
-    if (url.pathname === '/api/health') {
+    if (path === '/api/health') {
       res
         .writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' })
         .end(`${JSON.stringify(options.feed.health())}\n`);
       return;
     }
-    this.#stream(req, res, options);
+    this.#stream(req, res);
   }
 
-  #stream(req: IncomingMessage, res: ServerResponse, options: UiServerOptions): void {
-    const { feed, clock } = options;
+  /** End every open feed stream (before the server closes). */
+  close(): void {
+    for (const close of this.#closers) close();
+  }
+
+  #stream(req: IncomingMessage, res: ServerResponse): void {
+    const { feed, clock } = this.#options;
     res.writeHead(200, {
       'content-type': 'text/event-stream',
       'cache-control': 'no-store',
@@ -152,6 +133,54 @@ export class UiServer {
     };
     this.#closers.add(close);
     req.once('close', close);
+  }
+}
+
+/** `raven ui`'s own server: the web view at `/`. */
+export class UiServer {
+  readonly #server: Server;
+  readonly #routes: UiRoutes;
+
+  private constructor(server: Server, routes: UiRoutes) {
+    this.#server = server;
+    this.#routes = routes;
+  }
+
+  /** Listen; rejects with `ERR_ADDRESS_IN_USE` naming `portSetting` when the port is taken. */
+  static async start(options: UiServerOptions): Promise<UiServer> {
+    const server = createServer();
+    const routes = new UiRoutes(options);
+    server.on('request', (req: IncomingMessage, res: ServerResponse) =>
+      routes.handle(req, res, new URL(req.url ?? '/', 'http://localhost').pathname),
+    );
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', (err: NodeJS.ErrnoException) => {
+        const where = `${options.address}:${options.port}`;
+        const setting = options.portSetting ?? '--port';
+        if (err.code === 'EADDRINUSE')
+          reject(
+            new RavenError(
+              'ERR_ADDRESS_IN_USE',
+              `cannot serve the web view on ${where}: the port is in use by another program; choose another with ${setting} (0 picks a free one)`,
+              { cause: err },
+            ),
+          );
+        else reject(err);
+      });
+      server.listen(options.port, options.address, () => resolve());
+    });
+    return new UiServer(server, routes);
+  }
+
+  get url(): string {
+    const { address, port, family } = this.#server.address() as AddressInfo;
+    return `http://${family === 'IPv6' ? `[${address}]` : address}:${port}/`;
+  }
+
+  async close(): Promise<void> {
+    this.#routes.close();
+    this.#server.closeAllConnections();
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
   }
 }
 

@@ -263,8 +263,8 @@ routes:
 
   // Secret data: redacted in every payload, file and line, its keys still visible.
   const secretEvent = find(archived, 'secrets', 'added');
-  assert.match(String(secretEvent.object.data?.password), /^\[redacted\] \(\d+ chars\)$/);
-  assert.match(String(secretEvent.object.data?.token), /^\[redacted\] \(\d+ chars\)$/);
+  assert.match(String(secretEvent.object.data?.password), /^\[redacted\] \(\d+ chars, hmac [0-9a-f]{12}\)$/);
+  assert.match(String(secretEvent.object.data?.token), /^\[redacted\] \(\d+ chars, hmac [0-9a-f]{12}\)$/);
   assert.equal(
     (secretEvent.object.metadata?.annotations as Record<string, string> | undefined)?.[
       'kubectl.kubernetes.io/last-applied-configuration'

@@ -17,9 +17,7 @@ import type { ControlPlane } from '../harness/control-plane.js';
 import { launchBrowser } from '../harness/browser.js';
 import { deleteNamespace, freshNamespace, privateCluster, sharedCluster } from '../harness/test-cluster.js';
 import { ok, startRaven, until, type RavenProcess } from './daemon-process.js';
-
-/** A safety net for page waits: far above what a loaded machine needs; never decides a pass. */
-const GIVE_UP_MS = 120_000;
+import { GIVE_UP_MS, row, rowGone, rowVisible } from './ui-page.js';
 
 async function startUi(
   t: TestContext,
@@ -40,16 +38,6 @@ async function startUi(
   );
   assert.ok(url, `raven ui exited before serving:\n${raven.stderr()}`);
   return { raven, url };
-}
-
-const row = (name: string): string => `#objects tbody tr:has(td.name:text-is("${name}"))`;
-
-async function rowVisible(page: Page, name: string): Promise<void> {
-  await page.waitForSelector(row(name), { state: 'visible', timeout: GIVE_UP_MS });
-}
-
-async function rowGone(page: Page, name: string): Promise<void> {
-  await page.waitForSelector(row(name), { state: 'detached', timeout: GIVE_UP_MS });
 }
 
 async function cm(

@@ -42,11 +42,76 @@ const checkpointSchema = z.preprocess(
  */
 export const DEFAULT_SERVER_PORT = 9479;
 
+/** The health server's own paths, which the web view's path must not take. */
+const SERVER_PATHS = ['/healthz', '/livez', '/readyz', '/metrics'];
+
+/** Shorter tokens could be guessed, and the page shows every change the daemon sees. */
+const MIN_UI_TOKEN_LENGTH = 16;
+
+const uiSchema = strictObject({
+  enabled: z.boolean().default(false),
+  /** Where the page is served: `/ui` serves it at `/ui/`. */
+  path: expecting(
+    z
+      .string()
+      .regex(/^(\/[A-Za-z0-9._~-]+)+$/)
+      .superRefine((path, ctx) => {
+        if (SERVER_PATHS.includes(path))
+          ctx.addIssue({
+            code: 'custom',
+            message: `is the server's own ${path}; choose another, such as /ui`,
+          });
+      }),
+    "a path such as /ui: segments of letters, digits, '.', '_', '~' or '-', no trailing '/'",
+  ).default('/ui'),
+  /** Required as `Authorization: Bearer <token>` (or `#token=` in the page's URL) when set. */
+  token: expecting(z.string(), `a string such as \${RAVEN_UI_TOKEN}`)
+    // The message never repeats the value: it is a credential.
+    .superRefine((token, ctx) => {
+      if (token.length < MIN_UI_TOKEN_LENGTH)
+        ctx.addIssue({
+          code: 'custom',
+          message: `must be at least ${MIN_UI_TOKEN_LENGTH} characters (e.g. openssl rand -hex 32); it has ${token.length}`,
+        });
+    })
+    .optional(),
+});
+
+/** Whether `address` is reachable from this machine only. */
+export function isLoopback(address: string): boolean {
+  return address === 'localhost' || address === '::1' || /^127\.\d+\.\d+\.\d+$/.test(address);
+}
+
+/**
+ * Why the web view cannot be served as configured, if it cannot: it needs the server, and a token
+ * when the server is reachable from other machines (the page shows every change the daemon sees).
+ */
+export function uiServerProblem(server: {
+  enabled: boolean;
+  address: string;
+  ui: { enabled: boolean; token?: string | undefined };
+}): { path: string[]; message: string } | undefined {
+  if (!server.ui.enabled) return undefined;
+  if (!server.enabled)
+    return { path: ['ui', 'enabled'], message: 'needs the server: server.enabled is false' };
+  if (server.ui.token === undefined && !isLoopback(server.address))
+    return {
+      path: ['ui', 'token'],
+      message: `is required when server.address (${server.address}) is reachable from other machines: set a token, or serve on 127.0.0.1`,
+    };
+  return undefined;
+}
+
 const serverSchema = strictObject({
   enabled: z.boolean().default(true),
   address: listenAddressSchema.default('127.0.0.1'),
   /** 0 picks any free port (the daemon logs which). */
   port: expecting(z.int().min(0).max(65_535), 'an integer from 0 to 65535').default(DEFAULT_SERVER_PORT),
+  /** The web view (`raven ui`'s page) under this server, off by default. */
+  ui: uiSchema.prefault({}),
+}).superRefine((server, ctx) => {
+  const problem = uiServerProblem(server);
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', ...problem });
 });
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;

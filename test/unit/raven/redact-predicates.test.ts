@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { redact } from '../../../src/raven/redact.js';
+import { fingerprint, redact } from '../../../src/raven/redact.js';
 import { passes } from '../../../src/raven/predicates.js';
 import { toChangeEvent } from '../../../src/raven/to-change-event.js';
 
@@ -19,8 +19,8 @@ test('secret values are replaced and the last-applied annotation that repeats th
     stringData: { token: 'abc' },
   };
   const safe = redact(secret);
-  assert.deepEqual(safe.data, { password: '[redacted] (12 chars)' });
-  assert.deepEqual(safe.stringData, { token: '[redacted] (3 chars)' });
+  assert.deepEqual(safe.data, { password: `[redacted] (12 chars, hmac ${fingerprint('aHVudGVyMg==')})` });
+  assert.deepEqual(safe.stringData, { token: `[redacted] (3 chars, hmac ${fingerprint('abc')})` });
   assert.deepEqual(safe.metadata.annotations, { keep: 'me' });
   assert.equal(JSON.stringify(safe).includes('aHVudGVyMg'), false);
   assert.equal(secret.data.password, 'aHVudGVyMg==', 'the original is not modified');
@@ -48,7 +48,12 @@ test('a secret change event carries no secret value in object, previous or diff'
   const text = JSON.stringify(event);
   assert.equal(text.includes('b2xk') || text.includes('bmV3bmV3'), false);
   assert.deepEqual(event.diff, [
-    { path: 'data.p', op: 'replace', old: '[redacted] (4 chars)', new: '[redacted] (8 chars)' },
+    {
+      path: 'data.p',
+      op: 'replace',
+      old: `[redacted] (4 chars, hmac ${fingerprint('b2xk')})`,
+      new: `[redacted] (8 chars, hmac ${fingerprint('bmV3bmV3')})`,
+    },
   ]);
 });
 
@@ -79,7 +84,12 @@ test('redacting twice changes nothing, so a secret change diffs only the keys th
     { type: 'modified', object: rotated, previous: once, origin: 'live' },
   );
   assert.deepEqual(rotation.diff, [
-    { path: 'data.token', op: 'replace', old: '[redacted] (8 chars)', new: '[redacted] (16 chars)' },
+    {
+      path: 'data.token',
+      op: 'replace',
+      old: `[redacted] (8 chars, hmac ${fingerprint('dG9rZW4=')})`,
+      new: `[redacted] (16 chars, hmac ${fingerprint('bG9uZ2VyLXRva2Vu')})`,
+    },
   ]);
 });
 

@@ -16,6 +16,36 @@ interface Case {
 
 const cases: Case[] = [
   {
+    name: "the web view's path may not take the server's own paths",
+    source: `server: { ui: { enabled: true, path: /metrics } }\n${WATCHERS}${SINKS}`,
+    path: 'server.ui.path',
+    message: /is the server's own \/metrics; choose another, such as \/ui/,
+  },
+  {
+    name: "the web view's path is a path",
+    source: `server: { ui: { enabled: true, path: ui/ } }\n${WATCHERS}${SINKS}`,
+    path: 'server.ui.path',
+    message: /expected a path such as \/ui: segments of .*no trailing '\/', got "ui\/"/,
+  },
+  {
+    name: 'a short web view token is refused without being repeated',
+    source: `server: { ui: { enabled: true, token: hunter2 } }\n${WATCHERS}${SINKS}`,
+    path: 'server.ui.token',
+    message: /^(?!.*hunter2).*must be at least 16 characters \(e\.g\. openssl rand -hex 32\); it has 7/,
+  },
+  {
+    name: 'the web view on an address other machines reach needs a token',
+    source: `server: { address: 0.0.0.0, ui: { enabled: true } }\n${WATCHERS}${SINKS}`,
+    path: 'server.ui.token',
+    message: /is required when server\.address \(0\.0\.0\.0\) is reachable from other machines/,
+  },
+  {
+    name: 'the web view needs the server',
+    source: `server: { enabled: false, ui: { enabled: true } }\n${WATCHERS}${SINKS}`,
+    path: 'server.ui.enabled',
+    message: /needs the server: server\.enabled is false/,
+  },
+  {
     name: 'a TLS-only syslog setting on a TCP sink says which transport it needs',
     source: `${WATCHERS}sinks: [{ name: s, type: syslog, host: 127.0.0.1, caFile: ./ca.pem }]\n`,
     path: 'sinks[0].caFile',

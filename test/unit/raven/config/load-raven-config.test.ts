@@ -41,7 +41,12 @@ function errorsOf(source: string, env: Record<string, string> = {}): readonly Co
 test('a minimal config gets every default', () => {
   const config = parseRavenConfig(minimal, options);
   assert.equal(config.logLevel, 'info');
-  assert.deepEqual(config.server, { enabled: true, address: '127.0.0.1', port: 9479 });
+  assert.deepEqual(config.server, {
+    enabled: true,
+    address: '127.0.0.1',
+    port: 9479,
+    ui: { enabled: false, path: '/ui' },
+  });
   assert.deepEqual(config.checkpoint, { type: 'memory' });
   assert.deepEqual(config.leaderElection, {
     enabled: false,
@@ -102,7 +107,7 @@ test('a full config parses to the typed values it spells out', () => {
 kubeconfig: ~/.kube/other
 context: ctx
 logLevel: debug
-server: { enabled: false, address: 0.0.0.0, port: 0 }
+server: { enabled: false, address: 0.0.0.0, port: 0, ui: { path: /raven/view, token: abcdefghijklmnop } }
 checkpoint: { path: state/raven.db }
 leaderElection: { enabled: true, namespace: ops, name: raven-a, identity: me, leaseDurationSeconds: 30, renewDeadlineSeconds: 20, retryPeriodSeconds: 4 }
 diff: { ignore: ["status.conditions[*].lastHeartbeatTime"], maxEntries: 50 }
@@ -133,7 +138,12 @@ handlers:
   );
   assert.equal(config.kubeconfig, '/home/me/.kube/other');
   assert.equal(config.context, 'ctx');
-  assert.deepEqual(config.server, { enabled: false, address: '0.0.0.0', port: 0 });
+  assert.deepEqual(config.server, {
+    enabled: false,
+    address: '0.0.0.0',
+    port: 0,
+    ui: { enabled: false, path: '/raven/view', token: 'abcdefghijklmnop' },
+  });
   assert.deepEqual(config.checkpoint, { type: 'sqlite', path: '/etc/raven/state/raven.db' });
   assert.equal(config.leaderElection.identity, 'me');
   assert.deepEqual(config.diff.ignore, ['status.conditions[*].lastHeartbeatTime']);

@@ -8,11 +8,7 @@ import { configErrorList } from '../errors/config-aggregate-error.js';
 import { ConfigError } from '../errors/raven-error.js';
 import { paint, write, type Output } from './output.js';
 import { UsageError } from './usage-error.js';
-
-export const checkUsage = `Usage: raven check -c raven.yaml
-
-Validate a config file: every error names the file, the field and what would be valid.
-Exit 0 when it is valid (warnings are printed too), 1 when it is not.`;
+import { checkUsage } from './usage.js';
 
 export async function checkCommand(argv: string[], deps: { output: Output }): Promise<number> {
   const { values, positionals } = parseArgs({

@@ -6,12 +6,7 @@ import { RavenError } from '../errors/raven-error.js';
 import { version } from '../client/version.js';
 import { processOutput, write } from './output.js';
 import { UsageError } from './usage-error.js';
-import { watchCommand, watchUsage } from './watch-command.js';
-import { runCommand, runUsage } from './run-command.js';
-import { checkCommand, checkUsage } from './check-command.js';
-import { uiCommand, uiUsage } from './ui-command.js';
-import { getCommand, getUsage } from './get-command.js';
-import { completeCommand, completionCommand, completionUsage } from './completion-command.js';
+import { checkUsage, completionUsage, getUsage, runUsage, uiUsage, watchUsage } from './usage.js';
 
 const usage = `Usage: raven <command> [options]
 
@@ -34,13 +29,17 @@ type Command = (
   deps: { output: ReturnType<typeof processOutput>; signal: AbortSignal },
 ) => Promise<number>;
 
+// Each command's code is loaded when it runs: `raven watch` starts without the daemon's sinks.
 const commands: Record<string, { run: Command; usage: string }> = {
-  watch: { run: watchCommand, usage: watchUsage },
-  run: { run: runCommand, usage: runUsage },
-  check: { run: checkCommand, usage: checkUsage },
-  ui: { run: uiCommand, usage: uiUsage },
-  get: { run: getCommand, usage: getUsage },
-  completion: { run: completionCommand, usage: completionUsage },
+  watch: { run: async (...a) => (await import('./watch-command.js')).watchCommand(...a), usage: watchUsage },
+  run: { run: async (...a) => (await import('./run-command.js')).runCommand(...a), usage: runUsage },
+  check: { run: async (...a) => (await import('./check-command.js')).checkCommand(...a), usage: checkUsage },
+  ui: { run: async (...a) => (await import('./ui-command.js')).uiCommand(...a), usage: uiUsage },
+  get: { run: async (...a) => (await import('./get-command.js')).getCommand(...a), usage: getUsage },
+  completion: {
+    run: async (...a) => (await import('./completion-command.js')).completionCommand(...a),
+    usage: completionUsage,
+  },
 };
 
 /** What shell completion offers: every command with its usage text (its options). */
@@ -50,7 +49,11 @@ function usages(): Record<string, string> {
 
 // Called by the completion scripts; not listed in the usage.
 const hidden: Record<string, { run: Command; usage: string }> = {
-  __complete: { run: (argv, deps) => completeCommand(argv, deps, usages()), usage: '' },
+  __complete: {
+    run: async (argv, deps) =>
+      (await import('./completion-command.js')).completeCommand(argv, deps, usages()),
+    usage: '',
+  },
 };
 
 /** Run the command line `argv` (without the node and script paths); resolves with the exit code. */

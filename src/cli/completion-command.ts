@@ -14,16 +14,7 @@ import { Discovery } from '../client/discovery.js';
 import { write, type Output } from './output.js';
 import { UsageError } from './usage-error.js';
 import { WATCH_FORMATS } from './format-watch.js';
-
-export const completionUsage = `Usage: raven completion bash|zsh|fish
-
-Print a completion script for the shell. Load it:
-  bash  source <(raven completion bash)          (in ~/.bashrc)
-  zsh   source <(raven completion zsh)           (in ~/.zshrc, after compinit)
-  fish  raven completion fish | source           (or save to ~/.config/fish/completions/raven.fish)
-
-It completes commands, options, output formats, resource names and namespaces (the last two
-from the current kubeconfig's cluster). Details: docs/cli.md`;
+import { completionUsage } from './usage.js';
 
 /** The commands and their usage texts, for candidates. */
 export type CommandUsages = Readonly<Record<string, string>>;

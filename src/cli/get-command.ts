@@ -27,36 +27,7 @@ import { parseWatchFormat, WatchPrinter, type PrintedObject } from './format-wat
 import { UsageError } from './usage-error.js';
 import { WatchFailures } from './watch-failures.js';
 import { ServerTable } from './server-table.js';
-
-/** Failures in a row (each retried after the watcher's backoff) before `raven get` gives up. */
-const GIVE_UP_AFTER = 3;
-
-export const getUsage = `Usage: raven get <resource> [name] [options]
-
-Print the objects that exist now, once, with the apiserver's columns (as kubectl get does).
-
-Arguments:
-  resource                 pods, po, deploy, deployments.apps, a CRD's plural, singular, short name or kind
-  name                     only this object (exit 1 when it does not exist)
-
-Options:
-  -n, --namespace NS       a namespace (default: the context's); repeat or use patterns: -n 'team-*' -n '!team-old'
-  -A, --all-namespaces     every namespace
-  -l, --selector SEL       label selector: app=web, tier in (a,b), !canary
-      --field-selector SEL field selector: status.phase=Running
-  -o, --output FORMAT      table (default) | wide | json | yaml (one List) | name
-                           jsonpath=TEMPLATE | custom-columns=HEADER:PATH,...
-      --show-managed-fields  keep metadata.managedFields (dropped by default)
-      --kubeconfig FILE    kubeconfig to use (default: $KUBECONFIG, ~/.kube/config, in-cluster)
-      --context NAME       kubeconfig context to use
-  -h, --help               this help
-
-Exit status:
-  0  listed (also when nothing was found: "No resources found" on stderr)
-  1  the named object does not exist, the server refused the request, the resource is not
-     served, credentials or permission refused, or ${GIVE_UP_AFTER} failures in a row reaching the server
-  2  a usage error
-Details: docs/cli.md`;
+import { GIVE_UP_AFTER, getUsage } from './usage.js';
 
 export interface GetCommandDeps {
   output: Output;

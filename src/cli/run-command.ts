@@ -18,24 +18,7 @@ import { write, type Output } from './output.js';
 import { UsageError } from './usage-error.js';
 import { RavenError } from '../errors/raven-error.js';
 import { parseListen, parsePort } from './listen-address.js';
-
-export const runUsage = `Usage: raven run [-c raven.yaml] [options]
-
-Run the daemon: the watchers, routes and sinks of the config file.
-
-Options:
-  -c, --config FILE      the config (default: a built-in one that prints workload changes to stdout)
-      --kubeconfig FILE  overrides the config's kubeconfig
-      --context NAME     overrides the config's context
-      --log-level LEVEL  trace | debug | info | warn | error (overrides the config)
-      --log-format FMT   json | pretty (default: pretty on a terminal, JSON otherwise)
-      --port PORT        the health and metrics server's port (overrides server.port; default 9479, 0 picks a free one)
-      --listen ADDR:PORT its address and port, e.g. 0.0.0.0:9479 or [::1]:9479 (overrides server.address and server.port)
-  -h, --help             this help
-
-Logs go to stderr (JSON, or readable lines on a terminal); a stdout sink writes events to stdout.
-Ctrl-C or SIGTERM: stop watching, drain deliveries (shutdown.drainTimeoutSeconds), write checkpoints,
-exit 0; a second signal exits at once. Docs: docs/configuration.md.`;
+import { runUsage } from './usage.js';
 
 export async function runCommand(
   argv: string[],

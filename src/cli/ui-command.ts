@@ -22,44 +22,7 @@ import { write, type Output } from './output.js';
 import { installRedactionKey } from '../raven/redaction-key.js';
 import { UsageError } from './usage-error.js';
 import { parseListen, parsePort } from './listen-address.js';
-
-/** The default port: next to the daemon's 9479, away from Prometheus' 9090. */
-export const UI_DEFAULT_PORT = 9480;
-
-const DEFAULT_RESOURCES = [
-  'deployments.apps',
-  'statefulsets.apps',
-  'daemonsets.apps',
-  'pods',
-  'services',
-  'jobs.batch',
-  'cronjobs.batch',
-];
-
-export const uiUsage = `Usage: raven ui [resource...] [options]
-
-Serve a live web view of the cluster's changes: the objects, every change with its diff, each
-watcher's health, a chart of changes per second, filters, pause, and an object's history.
-
-Arguments:
-  resource                 what to watch (default: ${DEFAULT_RESOURCES.join(', ')})
-
-Options:
-  -n, --namespace NS       a namespace or pattern, repeatable: -n 'team-*' -n '!team-old'
-                           (default: every namespace but kube-*)
-  -A, --all-namespaces     every namespace, kube-* included
-  -l, --selector SEL       label selector: app=web, tier in (a,b), !canary
-      --port PORT          the page's port on 127.0.0.1 (default ${UI_DEFAULT_PORT}; 0 picks a free one)
-      --listen ADDR:PORT   address and port, e.g. 0.0.0.0:${UI_DEFAULT_PORT} (then set a token)
-      --token-file FILE    require this bearer token (also: $RAVEN_UI_TOKEN); open the page
-                           as http://HOST:PORT/#token=TOKEN
-      --kubeconfig FILE    kubeconfig to use (default: $KUBECONFIG, ~/.kube/config, in-cluster)
-      --context NAME       kubeconfig context to use
-  -h, --help               this help
-
-Prints the page's address on stdout, runs until Ctrl-C or SIGTERM (exit 0).
-Exit status 1: an unknown resource, a bad kubeconfig, a busy port; 2: a usage error.
-Details: docs/ui.md`;
+import { DEFAULT_RESOURCES, UI_DEFAULT_PORT, uiUsage } from './usage.js';
 
 export interface UiCommandDeps {
   output: Output;

@@ -22,44 +22,7 @@ import { WatchFailures } from './watch-failures.js';
 import { ServerTable } from './server-table.js';
 import { ListProgress } from './list-progress.js';
 import { estimateListTotal } from './list-total.js';
-
-export const watchUsage = `Usage: raven watch <resource> [name] [options]
-
-Print the current objects, then every change as it happens (with what changed).
-
-Arguments:
-  resource                 pods, po, deploy, deployments.apps, apps/v1/deployments, a CRD's plural,
-                           singular, short name or kind
-  name                     only this object
-
-Options:
-  -n, --namespace NS       a namespace (default: the context's); repeat or use patterns: -n 'team-*' -n '!team-old'
-  -A, --all-namespaces     every namespace
-  -l, --selector SEL       label selector: app=web, tier in (a,b), !canary
-      --field-selector SEL field selector: status.phase=Running
-  -o, --output FORMAT      table (default): the server's columns | wide: and its wide ones
-                           diff: every change in full | json | yaml | name: kind/name
-                           jsonpath=TEMPLATE: kubectl's syntax, e.g. '{.metadata.name}{"\\t"}{.status.phase}'
-                           custom-columns=HEADER:PATH,...: e.g. NAME:.metadata.name,IMAGE:.spec.containers[*].image
-      --since-now          skip the objects that exist now; show only changes from now on
-      --show-managed-fields  keep metadata.managedFields (dropped by default)
-      --wait-for-rbac      on 403 Forbidden, report it once and keep retrying until access is
-                           granted (default: exit 1)
-      --kubeconfig FILE    kubeconfig to use (default: $KUBECONFIG, ~/.kube/config, in-cluster)
-      --context NAME       kubeconfig context to use
-  -h, --help               this help
-
-Failures that can heal (no connection, 5xx, 429 Too Many Requests, 410 Expired) print one line
-on stderr each and the watch goes on. It ends only on what cannot heal, with the server's message.
-
-Exit status:
-  0  interrupted (Ctrl-C or SIGTERM); a second signal exits 130 at once
-  1  an error that cannot heal: the server rejected the request (400/422, e.g. an unsupported
-     field selector), the resource is not served (unknown name, or a 404 and discovery no longer
-     lists it), credentials refused after refreshing them (401), 403 Forbidden without
-     --wait-for-rbac, a selector that does not parse, or a bad kubeconfig
-  2  a usage error (unknown option, missing resource, bad --output)
-Details: docs/cli.md`;
+import { watchUsage } from './usage.js';
 
 export interface WatchCommandDeps {
   output: Output;

@@ -131,7 +131,7 @@ async function runDaemon(options: DaemonSuiteOptions, dist: URL): Promise<ChildO
       }),
     );
     const count = lineCounter(join(dir, 'events.jsonl'));
-    const deadline = performance.now() + 600_000; // a safety net against a hung daemon, not a measure
+    const deadline = performance.now() + 1_800_000; // a safety net against a hung daemon, not a measure
     let lines = 0;
     while (!state.exited && performance.now() < deadline) {
       lines = await count();

@@ -254,8 +254,7 @@ export class WatcherPipeline {
     const tombstone = event.type === 'deleted' && event.tombstone;
     const change = buildChangeEvent(context, {
       type: event.type,
-      object:
-        tombstone && previous !== undefined ? previous : redact(event.object, this.resource.resource),
+      object: tombstone && previous !== undefined ? previous : redact(event.object, this.resource.resource),
       previous: event.type === 'modified' ? previous : undefined,
       tombstone,
       origin,

@@ -375,7 +375,12 @@ export class SinkDelivery {
         break;
     }
     if (deliverySettleChannel.hasSubscribers)
-      deliverySettleChannel.publish({ sink: this.sink.name, record: item.event, how, attempts: item.attempts });
+      deliverySettleChannel.publish({
+        sink: this.sink.name,
+        record: item.event,
+        how,
+        attempts: item.attempts,
+      });
     this.#call(() => item.routing.settled?.(how), 'settled');
   }
 

@@ -39,8 +39,7 @@ function event(name: string, rv: string): ChangeEvent {
   );
 }
 
-function record<T>(name: string): { seen: T[]; stop: () => void } {
-  const seen: T[] = [];
+function record<T>(name: string, seen: T[] = []): { seen: T[]; stop: () => void } {
   const listener = (message: unknown): void => {
     seen.push(message as T);
   };

@@ -23,6 +23,7 @@ import { runCacheHeapSuite } from '../bench/cache-heap/suite.js';
 import { runRecoverySuite } from '../bench/recovery/suite.js';
 import { runSinksSuite } from '../bench/sinks/suite.js';
 import { runCborSuite } from '../bench/cbor/suite.js';
+import { runDaemonSuite } from '../bench/daemon/suite.js';
 import { machineLine } from '../bench/lib/report.js';
 
 const log = (line: string): void => {
@@ -167,6 +168,22 @@ const suites: Record<
           log,
           ...(c.only === undefined ? {} : { only: c.only }),
           ...(c.values.scenarios === undefined ? {} : { scenarios: c.values.scenarios.split(',') }),
+        })
+      ).markdown,
+  },
+  daemon: {
+    runs: 5,
+    inProcess: true,
+    run: async (c) =>
+      (
+        await runDaemonSuite({
+          node: c.node,
+          nodeVersion: c.nodeVersion,
+          machine: machineLine(c.nodeVersion).replace(/; @kubernetes.*$/, ''),
+          objects: Number(c.values.objects ?? '1000'),
+          changes: Number(c.values.changes ?? '10000'),
+          runs: Number(c.values.runs ?? 5),
+          log,
         })
       ).markdown,
   },

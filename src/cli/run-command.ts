@@ -16,6 +16,7 @@ import { createLogger } from '../raven/logging.js';
 import { installRedactionKey } from '../raven/redaction-key.js';
 import { write, type Output } from './output.js';
 import { UsageError } from './usage-error.js';
+import { isRavenError } from '../errors/is-raven-error.js';
 import { RavenError } from '../errors/raven-error.js';
 import { parseListen, parsePort } from './listen-address.js';
 import { runUsage } from './usage.js';
@@ -93,7 +94,7 @@ export async function runCommand(
   try {
     await daemon.run(deps.signal);
   } catch (err) {
-    if (err instanceof RavenError && err.code === 'ERR_ADDRESS_IN_USE')
+    if (isRavenError(err, 'ERR_ADDRESS_IN_USE'))
       throw new RavenError(err.code, `${err.message}, or use raven run --port PORT / --listen ADDRESS:PORT`, {
         cause: err,
       });

@@ -26,7 +26,7 @@ export interface ObjectKeyParts {
 /**
  * The key of an object, from its `metadata.namespace` and `metadata.name`.
  *
- * @throws RavenError `ERR_INVALID_OBJECT` when the object has no name.
+ * @throws RavenError `ERR_INVALID_OBJECT_KEY` when the object has no name.
  * @example
  * objectKey({ metadata: { namespace: 'default', name: 'web-0' } }); // 'default/web-0'
  * objectKey({ metadata: { name: 'node-a' } }); // 'node-a'
@@ -35,7 +35,7 @@ export function objectKey(obj: KeyedObject): ObjectKey {
   const name = obj.metadata?.name;
   if (name === undefined || name === '') {
     throw new RavenError(
-      'ERR_INVALID_OBJECT',
+      'ERR_INVALID_OBJECT_KEY',
       'cannot key an object without metadata.name; every stored object needs a name (generateName alone is not enough)',
     );
   }

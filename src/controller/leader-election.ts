@@ -64,13 +64,13 @@ export class LeaderElector {
     const o = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, ...options };
     if (o.renewDeadlineMs >= o.leaseDurationMs) {
       throw new RavenError(
-        'ERR_CONFIG',
+        'ERR_INVALID_ARGUMENT',
         `renewDeadlineMs (${o.renewDeadlineMs}) must be less than leaseDurationMs (${o.leaseDurationMs})`,
       );
     }
     if (o.retryPeriodMs * JITTER >= o.renewDeadlineMs) {
       throw new RavenError(
-        'ERR_CONFIG',
+        'ERR_INVALID_ARGUMENT',
         `retryPeriodMs (${o.retryPeriodMs}) must be well below renewDeadlineMs (${o.renewDeadlineMs})`,
       );
     }

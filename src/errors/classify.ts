@@ -1,24 +1,30 @@
 /**
  * Every decision about what an error means lives here, so that no other module compares status
- * codes or reasons. Each predicate accepts `unknown` and answers false for anything else.
+ * codes or reasons. Each predicate accepts `unknown` and answers false for anything else. They
+ * recognise Raven's errors by brand and code (`isRavenError`), not `instanceof`, so an error from
+ * another copy of the package is classified the same.
  */
-import { OpenStackError, OpenStackProvisioningError } from './openstack-error.js';
-import { ApiError } from './api-error.js';
-import { AuthError, DecodeError, RavenError, SinkError, TransportError } from './raven-error.js';
+import type { OpenStackError, OpenStackProvisioningError } from './openstack-error.js';
+import { isRavenError } from './is-raven-error.js';
+
+/** A load balancer's failed wait: the one OpenStack error with a `provisioningStatus`. */
+function isProvisioningError(err: unknown): err is OpenStackProvisioningError {
+  return isRavenError(err, 'ERR_OPENSTACK') && 'provisioningStatus' in err;
+}
 
 /**
  * The HTTP status of an answer from any API Raven calls: the Kubernetes apiserver or an OpenStack
  * service. The status predicates below (not found, conflict, unauthorized, ...) hold for both.
  */
 function statusCodeOf(err: unknown): number | undefined {
-  if (err instanceof ApiError) return err.statusCode;
-  if (err instanceof OpenStackError) return err.status;
+  if (isRavenError(err, 'ERR_API')) return err.statusCode;
+  if (isRavenError(err, 'ERR_OPENSTACK')) return err.status;
   return undefined;
 }
 
 /** 410 Gone / reason Expired: the resourceVersion (or continue token) is too old; relist. */
 export function isExpired(err: unknown): boolean {
-  if (!(err instanceof ApiError)) return false;
+  if (!isRavenError(err, 'ERR_API')) return false;
   return err.statusCode === 410 || err.reason === 'Expired' || err.reason === 'Gone';
 }
 
@@ -41,7 +47,7 @@ export function isConflict(err: unknown): boolean {
 }
 
 export function isAlreadyExists(err: unknown): boolean {
-  return err instanceof ApiError && err.statusCode === 409 && err.reason === 'AlreadyExists';
+  return isRavenError(err, 'ERR_API') && err.statusCode === 409 && err.reason === 'AlreadyExists';
 }
 
 /** 429: slow down, honouring Retry-After. */
@@ -60,10 +66,10 @@ export function isInvalid(err: unknown): boolean {
  * Not: 4xx answers (except 429), decode errors of a complete answer, config errors.
  */
 export function isRetryable(err: unknown): boolean {
-  if (err instanceof TransportError) return true;
-  if (err instanceof SinkError) return err.retryable;
-  if (err instanceof OpenStackError) return isOpenStackRetryable(err);
-  if (err instanceof ApiError) {
+  if (isRavenError(err, 'ERR_TRANSPORT')) return true;
+  if (isRavenError(err, 'ERR_SINK')) return err.retryable;
+  if (isRavenError(err, 'ERR_OPENSTACK')) return isOpenStackRetryable(err);
+  if (isRavenError(err, 'ERR_API')) {
     const code = err.statusCode;
     return code === 429 || code >= 500 || err.reason === 'Timeout' || err.reason === 'ServerTimeout';
   }
@@ -88,8 +94,8 @@ export function isRetryable(err: unknown): boolean {
 export type WatchFailure = 'transient' | 'invalid' | 'unauthorized' | 'forbidden' | 'not-found';
 
 export function watchFailure(err: unknown): WatchFailure {
-  if (err instanceof AuthError) return 'unauthorized';
-  if (!(err instanceof ApiError) || isExpired(err) || isRetryable(err)) return 'transient';
+  if (isRavenError(err, 'ERR_AUTH')) return 'unauthorized';
+  if (!isRavenError(err, 'ERR_API') || isExpired(err) || isRetryable(err)) return 'transient';
   const code = err.statusCode;
   if (code === 401) return 'unauthorized';
   if (code === 403) return 'forbidden';
@@ -101,7 +107,7 @@ export function watchFailure(err: unknown): WatchFailure {
 
 /** A watch stream that died mid-way (reset, malformed frame): resume or relist, never give up. */
 export function isStreamBroken(err: unknown): boolean {
-  return err instanceof TransportError || err instanceof DecodeError;
+  return isRavenError(err, 'ERR_TRANSPORT') || isRavenError(err, 'ERR_DECODE');
 }
 
 /**
@@ -109,7 +115,7 @@ export function isStreamBroken(err: unknown): boolean {
  * no answer came back. Worth retrying at once or nearly so: nothing reached the server's handlers.
  */
 export function isConnectionFailure(err: unknown): boolean {
-  return err instanceof TransportError;
+  return isRavenError(err, 'ERR_TRANSPORT');
 }
 
 /** The TLS certificate codes Node reports when a peer's certificate does not verify. */
@@ -138,25 +144,25 @@ export function isCertificateError(err: unknown): boolean {
 
 /** Credentials could not be produced at all (plugin missing, token file unreadable). */
 export function isAuthSetupError(err: unknown): boolean {
-  return err instanceof AuthError;
+  return isRavenError(err, 'ERR_AUTH');
 }
 
 /** Seconds to wait before retrying, when the server said so. */
 export function retryAfterSeconds(err: unknown): number | undefined {
-  return err instanceof ApiError ? err.retryAfterSeconds : undefined;
+  return isRavenError(err, 'ERR_API') ? err.retryAfterSeconds : undefined;
 }
 
 /** A short, stable label for metrics and status: `api:410`, `transport`, `decode`, ... */
 export function errorKind(err: unknown): string {
-  if (err instanceof ApiError) return `api:${err.statusCode}`;
-  if (err instanceof OpenStackProvisioningError) return 'openstack:provisioning';
-  if (err instanceof OpenStackError) return `openstack:${err.status ?? 'transport'}`;
-  if (err instanceof RavenError) return err.code.replace(/^ERR_/, '').toLowerCase();
+  if (isRavenError(err, 'ERR_API')) return `api:${err.statusCode}`;
+  if (isProvisioningError(err)) return 'openstack:provisioning';
+  if (isRavenError(err, 'ERR_OPENSTACK')) return `openstack:${err.status ?? 'transport'}`;
+  if (isRavenError(err)) return err.code.replace(/^ERR_/, '').toLowerCase();
   return 'unknown';
 }
 
 function isOpenStackRetryable(err: OpenStackError): boolean {
-  if (err instanceof OpenStackProvisioningError) return err.timedOut;
+  if (isProvisioningError(err)) return err.timedOut;
   const code = err.status;
   return code === undefined || code === 429 || (code >= 500 && code !== 501);
 }
@@ -167,7 +173,7 @@ function isOpenStackRetryable(err: OpenStackError): boolean {
  */
 export function isOpenStackImmutable(err: unknown): boolean {
   return (
-    err instanceof OpenStackError &&
+    isRavenError(err, 'ERR_OPENSTACK') &&
     err.status === 409 &&
     err.service === 'load-balancer' &&
     /immutable/i.test(err.fault.message ?? '')
@@ -179,7 +185,7 @@ export function isOpenStackImmutable(err: unknown): boolean {
  * Retrying cannot help until something is deleted or the quota is raised.
  */
 export function isOpenStackOverQuota(err: unknown): boolean {
-  if (!(err instanceof OpenStackError) || err.status === undefined) return false;
+  if (!isRavenError(err, 'ERR_OPENSTACK') || err.status === undefined) return false;
   if (err.status === 413) return true;
   if (err.status !== 403 && err.status !== 409) return false;
   const type = err.fault.type ?? '';
@@ -188,19 +194,19 @@ export function isOpenStackOverQuota(err: unknown): boolean {
 
 /** The service could not be reached or said it is unavailable (no answer, 502, 503, 504). */
 export function isOpenStackUnavailable(err: unknown): boolean {
-  if (!(err instanceof OpenStackError) || err instanceof OpenStackProvisioningError) return false;
+  if (!isRavenError(err, 'ERR_OPENSTACK') || isProvisioningError(err)) return false;
   const code = err.status;
   return code === undefined || code === 502 || code === 503 || code === 504;
 }
 
 /** A load balancer went to ERROR (or DELETED, or timed out) while Raven waited for ACTIVE. */
 export function isOpenStackProvisioningFailed(err: unknown): boolean {
-  return err instanceof OpenStackProvisioningError;
+  return isProvisioningError(err);
 }
 
 /** The fault type an OpenStack service reported (`IpAddressAlreadyAllocated`, `NetworkInUse`, ...). */
 export function openStackFaultType(err: unknown): string | undefined {
-  return err instanceof OpenStackError ? err.fault.type : undefined;
+  return isRavenError(err, 'ERR_OPENSTACK') ? err.fault.type : undefined;
 }
 
 // Failures of the connect phase: the request bytes never left, so even a POST may be resent.
@@ -218,8 +224,8 @@ const CONNECT_FAILURES = new Set([
  * duplicate an effect. Looks through an OpenStack error to the transport failure inside it.
  */
 export function isNotSent(err: unknown): boolean {
-  const transport = err instanceof OpenStackError ? err.cause : err;
-  if (!(transport instanceof TransportError)) return false;
+  const transport = isRavenError(err, 'ERR_OPENSTACK') ? err.cause : err;
+  if (!isRavenError(transport, 'ERR_TRANSPORT')) return false;
   const code = (transport.cause as { code?: unknown } | undefined)?.code;
   return typeof code === 'string' && CONNECT_FAILURES.has(code);
 }

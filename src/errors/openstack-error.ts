@@ -52,7 +52,7 @@ export interface OpenStackErrorOptions {
  *
  * @example
  * try { await neutron.ports.create({ network_id, name: 'web' }); }
- * catch (err) { if (isOpenStackConflict(err)) ... }
+ * catch (err) { if (isRavenError(err, 'ERR_OPENSTACK') && isConflict(err)) console.log(err.faultType); }
  */
 export class OpenStackError extends RavenError {
   readonly service: OpenStackService;

@@ -1,10 +1,20 @@
 /**
- * The error hierarchy. Every error Raven raises is a {@link RavenError} with a stable `code`
- * that callers may switch on, and an ES2022 `cause` when it wraps another error.
+ * The error hierarchy. Every error Raven raises is a {@link RavenError} with a stable `code` from
+ * the registry (`error-codes.ts`) that callers may switch on, and an ES2022 `cause` when it wraps
+ * another error.
+ *
+ * Every RavenError carries a brand, a property keyed by `Symbol.for('kube-raven.error')` on its
+ * prototype. `Symbol.for` returns the same symbol in every copy of the package loaded into one
+ * process (two versions in `node_modules`, a bundled copy), where `instanceof` fails because each
+ * copy has its own classes; `isRavenError` (`is-raven-error.ts`) checks the brand and the code.
  *
  * Classification (is it retryable? expired? an auth failure?) lives in `classify.ts`, never at
  * the throw or catch sites.
  */
+import type { RavenErrorCode } from './error-codes.js';
+
+/** The key of the brand every RavenError carries, shared by all copies of the package. */
+export const RAVEN_ERROR_BRAND: unique symbol = Symbol.for('kube-raven.error') as never;
 
 /** Options common to every Raven error. */
 export interface RavenErrorOptions {
@@ -13,9 +23,15 @@ export interface RavenErrorOptions {
 
 /** Base class: a stable machine-readable `code` and a message a user can act on. */
 export class RavenError extends Error {
-  readonly code: string;
+  readonly code: RavenErrorCode;
+  /** The brand (on the prototype, so logs of the error do not show it). */
+  declare readonly [RAVEN_ERROR_BRAND]: true;
 
-  constructor(code: string, message: string, options: RavenErrorOptions = {}) {
+  static {
+    Object.defineProperty(this.prototype, RAVEN_ERROR_BRAND, { value: true });
+  }
+
+  constructor(code: RavenErrorCode, message: string, options: RavenErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;

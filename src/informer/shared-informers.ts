@@ -75,7 +75,7 @@ export class SharedInformers {
       const missing = Object.keys(indexers).filter((name) => !existing.indexers.includes(name));
       if (missing.length > 0) {
         throw new RavenError(
-          'ERR_INFORMER_INDEXERS',
+          'ERR_INVALID_INDEX',
           `informer ${key} already exists without the indexes ${missing.join(', ')}; declare every index where the informer is first asked for`,
         );
       }

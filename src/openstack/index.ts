@@ -71,3 +71,11 @@ export {
   type WaiterDeps,
 } from './load-balancer-waiter.js';
 export type { CallObserver, CallRecord } from './call-api.js';
+export {
+  isNotSent,
+  isOpenStackImmutable,
+  isOpenStackOverQuota,
+  isOpenStackProvisioningFailed,
+  isOpenStackUnavailable,
+  openStackFaultType,
+} from '../errors/classify.js';

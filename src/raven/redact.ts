@@ -43,12 +43,13 @@ function isSecret(object: KubeObject, resource?: string): boolean {
 }
 
 /**
- * A value redact() already replaced. Objects are redacted more than once on their way (the watcher
- * keeps them redacted, and the change event redacts `previous` again), so redacting must be
- * idempotent: re-measuring a marker would turn `(12 chars)` into `(38 chars)`, and every change to
- * a Secret would report all its keys as changed. A real value never looks like this: `data` is
- * base64, and the apiserver never returns `stringData`. The fingerprint is optional so that
- * objects redacted before it existed (in a checkpoint) are still recognised.
+ * A value redact() already replaced. The daemon redacts each object once, as it enters the
+ * watcher's store, but redact() and toChangeEvent() are public and a caller may pass an object it
+ * redacted before (a previous state it kept), so redacting stays idempotent: re-measuring a marker
+ * would turn `(12 chars)` into `(38 chars)`, and every change to a Secret would report all its keys
+ * as changed. A real value never looks like this: `data` is base64, and the apiserver never
+ * returns `stringData`. The fingerprint is optional so that objects redacted before it existed (in
+ * a checkpoint) are still recognised.
  */
 const MARKER = /^\[redacted\] \(\d+ chars(, hmac [0-9a-f]+)?\)$/;
 

@@ -4,6 +4,7 @@
  * reaches the sink's checkpoint (silently), so a restart does not bring the filtered change back.
  */
 import type { ChangeEvent } from './change-event.js';
+import { routerVerdictChannel } from './diagnostics.js';
 import { flattenRoutes } from './config/route-schema.js';
 import type { RavenConfig } from './config/raven-config-schema.js';
 import type { Verdict } from './delivery/sink-delivery.js';
@@ -44,6 +45,12 @@ export class Router {
 
   /** Whether `event` is delivered to `sink` or only recorded in its checkpoint. */
   verdict(event: ChangeEvent, sink: string): Verdict {
+    const verdict = this.#decide(event, sink);
+    if (routerVerdictChannel.hasSubscribers) routerVerdictChannel.publish({ sink, event, verdict });
+    return verdict;
+  }
+
+  #decide(event: ChangeEvent, sink: string): Verdict {
     const watcher = this.#config.watchers.find((w) => w.name === event.watcher);
     if (watcher === undefined || this.#reachable.get(event.watcher)?.has(sink) !== true) return 'silent';
     if (!this.#routed(event).has(sink)) return 'silent';

@@ -17,7 +17,7 @@ import { changesSince } from './checkpoint/changes-since.js';
 import type { CheckpointStore } from './checkpoint/checkpoint-store.js';
 import type { RoutedRecord } from './delivery/sink-delivery.js';
 import type { Router } from './router.js';
-import { toChangeEvent } from './to-change-event.js';
+import { buildChangeEvent } from './to-change-event.js';
 import type { WatcherPipeline } from './watcher-pipeline.js';
 
 /** The watcher a catch-up is for. */
@@ -84,7 +84,7 @@ export function startUpEvents(
   }
   if (pipeline.config.initial === 'added' && objects.length > 0) {
     return objects.map((object) => {
-      const event = toChangeEvent(
+      const event = buildChangeEvent(
         { watcher, resource: pipeline.resource, time: ctx.now() },
         { type: 'added', object, origin: 'restart' },
       );

@@ -1,6 +1,8 @@
 /**
- * Turn what a watcher or informer reports into the {@link ChangeEvent} envelope: redacted, with
- * the diff for modifications.
+ * Turn what a watcher reports into the {@link ChangeEvent} envelope, with the diff for
+ * modifications. {@link toChangeEvent} redacts what it is given; {@link buildChangeEvent} takes
+ * objects already redacted: the daemon's pipeline redacts each object once, as it enters its store
+ * (`watcher-pipeline.ts`), and builds its events from the store's objects with it.
  */
 import type { KubeObject } from '../client/kube-object.js';
 import {
@@ -22,19 +24,27 @@ export interface ChangeContext {
   time: string;
 }
 
-export function toChangeEvent(
-  context: ChangeContext,
-  change: {
-    type: ChangeType;
-    object: KubeObject;
-    previous?: KubeObject | undefined;
-    tombstone?: boolean;
-    origin: ChangeOrigin;
-  },
-): ChangeEvent {
-  const object = redact(change.object, context.resource.resource);
-  const previous =
-    change.previous === undefined ? undefined : redact(change.previous, context.resource.resource);
+export interface Change {
+  type: ChangeType;
+  object: KubeObject;
+  previous?: KubeObject | undefined;
+  tombstone?: boolean;
+  origin: ChangeOrigin;
+}
+
+/** A change event from raw objects: `object` and `previous` are redacted first. */
+export function toChangeEvent(context: ChangeContext, change: Change): ChangeEvent {
+  const resource = context.resource.resource;
+  return buildChangeEvent(context, {
+    ...change,
+    object: redact(change.object, resource),
+    previous: change.previous === undefined ? undefined : redact(change.previous, resource),
+  });
+}
+
+/** A change event from objects already redacted (the store's). */
+export function buildChangeEvent(context: ChangeContext, change: Change): ChangeEvent {
+  const { object, previous } = change;
   const meta = object.metadata;
   return {
     id: eventId(context.watcher, change.type, object),

@@ -1,6 +1,9 @@
 /**
  * One configured watcher at work: it watches the resource in its scope, keeps every current object
- * (redacted, as sinks will see them), and turns each change into a ChangeEvent for the daemon.
+ * (redacted, as sinks will see them) in one store (`cache/memory-store.ts`, the only copy of the
+ * object state in the daemon: the watcher runs with `keepObjects: false`), and turns each change
+ * into a ChangeEvent for the daemon. Redaction happens here, once, as an object enters the store;
+ * nothing downstream redacts again.
  *
  * A watcher may be several watches (one per namespace, see `watch-resource.ts`); each is a scope,
  * and the daemon is told which scope every change, bookmark and relist came from, since each
@@ -15,7 +18,9 @@
  */
 import type { ResolvedResource } from '../client/api-resource.js';
 import type { KubeObject } from '../client/kube-object.js';
-import { metadataKey } from '../client/object-key.js';
+import { MemoryStore } from '../cache/memory-store.js';
+import { makeObjectKey, objectKey } from '../client/object-key.js';
+import { NAMESPACE_INDEX } from '../cache/store.js';
 import { merge } from '../watch/merge.js';
 import { watchResource, type ScopedWatcher } from '../watch/watch-resource.js';
 import type { Watcher, WatchTransport } from '../watch/watcher.js';
@@ -25,8 +30,9 @@ import type { Logger } from '../util/logger.js';
 import type { ChangeEvent, ResourceId } from './change-event.js';
 import type { EventFeed } from './events/event-feed.js';
 import type { WatcherConfig } from './config/watcher-schema.js';
+import { watcherChangeChannel } from './diagnostics.js';
 import { redact } from './redact.js';
-import { toChangeEvent } from './to-change-event.js';
+import { buildChangeEvent } from './to-change-event.js';
 
 /** How a scope's relist went. */
 export interface Relist {
@@ -76,7 +82,11 @@ export class WatcherPipeline {
   readonly resource: ResourceId;
   readonly #resolved: ResolvedResource;
   readonly #feed: Pick<EventFeed, 'decorate'> | undefined;
-  readonly #objects = new Map<string, KubeObject>();
+  /**
+   * The current objects, redacted. Not frozen: sinks and custom handlers receive these objects,
+   * as they always have, and freezing costs CPU on every change.
+   */
+  readonly #objects = new MemoryStore<KubeObject>({ freeze: 'never' });
   #watcher: ScopedWatcher | undefined;
   #synced = false;
 
@@ -108,17 +118,16 @@ export class WatcherPipeline {
 
   /** Current objects (redacted). */
   objects(): KubeObject[] {
-    return [...this.#objects.values()];
+    return this.#objects.list() as KubeObject[];
   }
 
   /** Current objects of one scope: a namespace, or `*` for all. */
   objectsIn(scope: string): KubeObject[] {
-    const all = this.objects();
-    return scope === '*' ? all : all.filter((object) => object.metadata?.namespace === scope);
+    return scope === '*' ? this.objects() : (this.#objects.byIndex(NAMESPACE_INDEX, scope) as KubeObject[]);
   }
 
   get(namespace: string | undefined, name: string): KubeObject | undefined {
-    return this.#objects.get(metadataKey({ namespace, name }));
+    return this.#objects.get(makeObjectKey(name, namespace)) as KubeObject | undefined;
   }
 
   /** Watch until `signal` aborts. */
@@ -160,7 +169,7 @@ export class WatcherPipeline {
     }
     callbacks.watching([...scopes.keys()]);
     if (resume !== undefined) {
-      for (const object of resume.objects) this.#objects.set(metadataKey(object.metadata), object);
+      for (const object of resume.objects) this.#objects.add(object);
       this.#synced = true;
       callbacks.synced(this.objects(), true);
     }
@@ -180,8 +189,7 @@ export class WatcherPipeline {
           }
           break;
         case 'initial': {
-          const object = redact(event.object, this.resource.resource);
-          this.#objects.set(metadataKey(object.metadata), object);
+          this.#objects.add(redact(event.object, this.resource.resource));
           break;
         }
         case 'synced':
@@ -216,7 +224,12 @@ export class WatcherPipeline {
             state.atResumePoint = false;
             state.lastEventAt = now;
           }
-          if (passOn) callbacks.change(this.decorate(change), scope);
+          if (passOn) {
+            const decorated = this.decorate(change);
+            if (watcherChangeChannel.hasSubscribers)
+              watcherChangeChannel.publish({ watcher: c.name, scope, event: decorated });
+            callbacks.change(decorated, scope);
+          }
           break;
         }
         case 'bookmark':
@@ -231,23 +244,23 @@ export class WatcherPipeline {
     }
   }
 
-  /** Turn a watcher's change into a ChangeEvent and apply it to the objects. */
+  /** Redact a watcher's change, turn it into a ChangeEvent, and apply it to the store. */
   #apply(
     event: Extract<WatcherEvent, { type: 'added' | 'modified' | 'deleted' }>,
     origin: 'live' | 'relist',
-    context: Parameters<typeof toChangeEvent>[0],
+    context: Parameters<typeof buildChangeEvent>[0],
   ): ChangeEvent {
-    const key = metadataKey(event.object.metadata);
-    const previous = this.#objects.get(key);
-    const change = toChangeEvent(context, {
+    const previous = this.#objects.get(objectKey(event.object)) as KubeObject | undefined;
+    const tombstone = event.type === 'deleted' && event.tombstone;
+    const change = buildChangeEvent(context, {
       type: event.type,
-      object: event.type === 'deleted' && event.tombstone && previous !== undefined ? previous : event.object,
+      object: tombstone && previous !== undefined ? previous : redact(event.object, this.resource.resource),
       previous: event.type === 'modified' ? previous : undefined,
-      tombstone: event.type === 'deleted' && event.tombstone,
+      tombstone,
       origin,
     });
-    if (event.type === 'deleted') this.#objects.delete(key);
-    else this.#objects.set(key, change.object);
+    if (event.type === 'deleted') this.#objects.delete(change.object);
+    else this.#objects.add(change.object);
     return change;
   }
 }

@@ -22,6 +22,7 @@ import type { Logger } from '../util/logger.js';
 import { alreadyConfirmed } from './already-confirmed.js';
 import type { ChangeEvent } from './change-event.js';
 import type { CheckpointStore } from './checkpoint/checkpoint-store.js';
+import { watcherGapChannel } from './diagnostics.js';
 import { DeliveryWatermark, type Mark } from './delivery-watermark.js';
 import type { RoutedRecord, Settlement, SinkDelivery } from './delivery/sink-delivery.js';
 import { gapNotice, type GapReason, type SinkRecord } from './gap-notice.js';
@@ -398,6 +399,15 @@ export class WatcherSinks {
     );
     for (const sink of gap.sinks)
       this.#ctx.metrics.gaps.inc({ watcher: this.#name, sink, reason: gap.reason });
+    if (watcherGapChannel.hasSubscribers)
+      watcherGapChannel.publish({
+        watcher: this.#name,
+        reason: gap.reason,
+        sinks: gap.sinks,
+        namespace: gap.namespace,
+        fromResourceVersion: gap.from,
+        toResourceVersion: gap.to,
+      });
     return gap.sinks
       .filter((sink) => this.#ctx.gapNotices.has(sink))
       .map((sink) => ({ sink, routed: { record: notice, verdict: 'deliver' as const } }));

@@ -39,6 +39,7 @@ import { eventObjectKey, type ResourceId } from '../change-event.js';
 import type { SinkRecord } from '../gap-notice.js';
 import { sinkRetryAfterMs } from '../sinks/sink-http-error.js';
 import type { Sink } from '../sinks/sink.js';
+import { deliveryEnqueueChannel, deliverySettleChannel } from '../diagnostics.js';
 import { DeadLetterFile, deadLetterError, type DeadLetterWriter } from './dead-letter.js';
 import { noopDeliveryMetrics, type DeliveryMetrics } from './delivery-metrics.js';
 import { FailureLog } from './failure-log.js';
@@ -209,6 +210,18 @@ export class SinkDelivery {
    * (and remembered for the resync), or the delivery is closing.
    */
   enqueue(event: SinkRecord, routing: Routing = {}): boolean {
+    const queued = this.#enqueue(event, routing);
+    if (deliveryEnqueueChannel.hasSubscribers)
+      deliveryEnqueueChannel.publish({
+        sink: this.sink.name,
+        record: event,
+        verdict: routing.verdict ?? 'deliver',
+        queued,
+      });
+    return queued;
+  }
+
+  #enqueue(event: SinkRecord, routing: Routing): boolean {
     switch (this.#state) {
       case 'closing':
       case 'closed':
@@ -361,6 +374,13 @@ export class SinkDelivery {
       case 'dead-lettered':
         break;
     }
+    if (deliverySettleChannel.hasSubscribers)
+      deliverySettleChannel.publish({
+        sink: this.sink.name,
+        record: item.event,
+        how,
+        attempts: item.attempts,
+      });
     this.#call(() => item.routing.settled?.(how), 'settled');
   }
 

@@ -12,7 +12,7 @@ test('a namespaced object is keyed namespace/name and a cluster-scoped one by na
 test('an object without a name cannot be keyed', () => {
   assert.throws(
     () => objectKey({ metadata: { namespace: 'default' } }),
-    (err: unknown) => err instanceof RavenError && err.code === 'ERR_INVALID_OBJECT',
+    (err: unknown) => err instanceof RavenError && err.code === 'ERR_INVALID_OBJECT_KEY',
   );
   assert.throws(() => objectKey({}), RavenError);
 });

@@ -1,0 +1,112 @@
+/**
+ * The daemon's diagnostics channels, observed as a subscriber would: a change traced from the
+ * delivery queue to its settlement at a scripted sink, on the fake clock; and the channels are
+ * silent (and build nothing) when nobody subscribes.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { channel, subscribe, unsubscribe } from 'node:diagnostics_channel';
+import type { ChangeEvent } from '../../../src/raven/change-event.js';
+import {
+  DELIVERY_ENQUEUE,
+  DELIVERY_SETTLE,
+  ROUTER_VERDICT,
+  WATCHER_CHANGE,
+  WATCHER_GAP,
+  type DeliveryEnqueueMessage,
+  type DeliverySettleMessage,
+} from '../../../src/raven/diagnostics.js';
+import { SinkError } from '../../../src/errors/raven-error.js';
+import { SinkDelivery } from '../../../src/raven/delivery/sink-delivery.js';
+import { toChangeEvent } from '../../../src/raven/to-change-event.js';
+import { FakeClock, flushMicrotasks } from '../../../src/testing/fake-clock.js';
+import { ScriptedSink } from './delivery/scripted-sink.js';
+
+const CMS = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap' };
+
+function event(name: string, rv: string): ChangeEvent {
+  return toChangeEvent(
+    { watcher: 'cms', resource: CMS, time: '2026-01-01T00:00:00.000Z' },
+    {
+      type: 'added',
+      object: {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name, namespace: 'shop', resourceVersion: rv },
+      },
+      origin: 'live',
+    },
+  );
+}
+
+function record<T>(name: string, seen: T[] = []): { seen: T[]; stop: () => void } {
+  const listener = (message: unknown): void => {
+    seen.push(message as T);
+  };
+  subscribe(name, listener);
+  return { seen, stop: () => unsubscribe(name, listener) };
+}
+
+test('a record is traced from the queue to its settlement, retries and silent ones included', async () => {
+  const clock = new FakeClock();
+  const sink = new ScriptedSink('out', () => clock.now());
+  let calls = 0;
+  sink.auto = (_e, call) => {
+    calls++;
+    if (calls === 1) call.fail(new SinkError('busy', { retryable: true }));
+    else call.succeed();
+  };
+  const delivery = new SinkDelivery(sink, { clock, random: () => 0, initialBackoffMs: 100 });
+  const enqueued = record<DeliveryEnqueueMessage>(DELIVERY_ENQUEUE);
+  const settled = record<DeliverySettleMessage>(DELIVERY_SETTLE);
+  try {
+    const first = event('a', '1');
+    const filtered = event('b', '2');
+    delivery.enqueue(first);
+    delivery.enqueue(filtered, { verdict: 'silent' });
+    await flushMicrotasks();
+    await clock.tick(100);
+    await flushMicrotasks();
+    assert.deepEqual(
+      enqueued.seen.map((m) => [m.sink, m.record.id, m.verdict, m.queued]),
+      [
+        ['out', first.id, 'deliver', true],
+        ['out', filtered.id, 'silent', true],
+      ],
+    );
+    assert.deepEqual(
+      settled.seen.map((m) => [m.sink, m.record.id, m.how, m.attempts]),
+      [
+        ['out', filtered.id, 'silent', 0],
+        ['out', first.id, 'delivered', 2],
+      ],
+    );
+  } finally {
+    enqueued.stop();
+    settled.stop();
+    await delivery.close(0);
+  }
+});
+
+test('a record the delivery does not take is published as not queued', async () => {
+  const clock = new FakeClock();
+  const delivery = new SinkDelivery(new ScriptedSink('out', () => clock.now()), { clock });
+  await delivery.close(0);
+  const enqueued = record<DeliveryEnqueueMessage>(DELIVERY_ENQUEUE);
+  try {
+    delivery.enqueue(event('a', '1'));
+  } finally {
+    enqueued.stop();
+  }
+  assert.deepEqual(
+    enqueued.seen.map((m) => m.queued),
+    [false],
+  );
+});
+
+test('every channel is named raven:<area>:<event> and has no subscriber by default', () => {
+  for (const name of [WATCHER_CHANGE, ROUTER_VERDICT, DELIVERY_ENQUEUE, DELIVERY_SETTLE, WATCHER_GAP]) {
+    assert.match(name, /^raven:[a-z]+:[a-z]+$/);
+    assert.equal(channel(name).hasSubscribers, false, name);
+  }
+});

@@ -257,13 +257,9 @@ export class PostgresCheckpointStore implements CheckpointStore {
     };
   }
 
-  flush(): Promise<void> {
-    try {
-      this.#assertOpen();
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return this.#send();
+  async flush(): Promise<void> {
+    this.#assertOpen();
+    await this.#send();
   }
 
   /** Resolves once every write sent so far was answered (committed, refused or failed). */

@@ -94,6 +94,21 @@ current-context: local
 `;
 }
 
+/**
+ * The apiserver's feature gates, in one place. Each is checked against the Kubernetes version
+ * hack/controlplane/go.mod builds (an unknown gate stops the apiserver at start).
+ * - `ShardedListAndWatch` (alpha in 1.36, KEP-5866): the `shardSelector` list/watch parameter and
+ *   `metadata.shardInfo` on sharded lists, for the sharded watch's server-side path.
+ */
+export const FEATURE_GATES: Readonly<Record<string, boolean>> = {
+  ShardedListAndWatch: true,
+};
+
+export interface ControlPlaneOptions {
+  /** Gates to set over {@link FEATURE_GATES} (e.g. `{ ShardedListAndWatch: false }`). */
+  featureGates?: Record<string, boolean>;
+}
+
 export class ControlPlane {
   readonly state: ControlPlaneState;
 
@@ -124,7 +139,9 @@ export class ControlPlane {
     dir: string,
     binaries: Binaries,
     log: (line: string) => void = () => undefined,
+    options: ControlPlaneOptions = {},
   ): Promise<ControlPlane> {
+    const gates = { ...FEATURE_GATES, ...options.featureGates };
     await rm(dir, { recursive: true, force: true });
     await mkdir(join(dir, 'logs'), { recursive: true });
     await mkdir(join(dir, 'pki'), { recursive: true });
@@ -191,6 +208,9 @@ export class ControlPlane {
         '--allow-privileged=true',
         '--profiling=false',
         `--cert-dir=${join(dir, 'pki')}`,
+        `--feature-gates=${Object.entries(gates)
+          .map(([gate, on]) => `${gate}=${String(on)}`)
+          .join(',')}`,
         '--v=1',
       ],
       controllerManager: [

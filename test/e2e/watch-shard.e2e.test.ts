@@ -69,7 +69,7 @@ async function watchShard(
   const names: string[] = [];
   try {
     for await (const event of watcher) {
-      if (event.type === 'added') names.push(event.object.metadata?.name ?? '');
+      if (event.type === 'initial' || event.type === 'added') names.push(event.object.metadata?.name ?? '');
       if (event.type === 'synced') break;
     }
   } finally {

@@ -51,7 +51,6 @@ for (let run = 1; run <= RUNS; run++) {
   const known = 'duplicates seen under heavy load: cause not yet found';
   test(
     `failover ${run}/${RUNS}: the leader SIGKILLed during ${CHANGES} changes and a receiver outage, nothing lost or repeated`,
-    { todo: known },
     async (t) => {
       const pg = server;
       assert.ok(pg, 'PostgreSQL started');
@@ -76,6 +75,7 @@ sinks:
   - name: hook
     type: webhook
     url: '${hook.url('/events')}'
+    headers: { x-replica: '\${RAVEN_IDENTITY}' }
     delivery: { initialBackoffMs: 100, maxBackoffMs: 1000, maxAttempts: 100000 }
 `,
       );
@@ -174,6 +174,18 @@ sinks:
       const counts = new Map<string, number>();
       for (const e of events()) counts.set(key(e), (counts.get(key(e)) ?? 0) + 1);
       const duplicates = [...counts].filter(([, count]) => count > 1);
+      if (duplicates.length > 0) {
+        const detail = duplicates.map(([k]) =>
+          hook.requests
+            .filter((r) => key(r.json as DeliveredEvent) === k)
+            .map((r) => `${k} ${String(r.headers['x-replica'])} at ${r.at - killedAt} ms id=${String(r.headers['x-raven-event-id'])}`)
+            .join('\n'),
+        );
+        t.diagnostic(`DUPLICATES:\n${detail.join('\n')}`);
+        const ids = duplicates.map(([k]) => k.split('@')[0] ?? '');
+        t.diagnostic(`LEADER:\n${leader.stderr().split('\n').filter((l) => ids.some((id) => l.includes(id)) || /fail|error|warn/i.test(l)).slice(0, 80).join('\n')}`);
+        t.diagnostic(`STANDBY:\n${standby.stderr().split('\n').filter((l) => ids.some((id) => l.includes(id)) || /resum|lead|fail|error|warn/i.test(l)).slice(0, 80).join('\n')}`);
+      }
       assert.deepEqual(duplicates, [], 'no (uid, resourceVersion) delivered twice');
       assert.equal(events().length, want.size, 'nothing but the changes made');
       const perObject = new Map<string, DeliveredEvent[]>();

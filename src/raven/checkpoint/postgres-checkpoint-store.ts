@@ -56,13 +56,22 @@ export interface PostgresCheckpointStoreOptions {
   fence?: string;
   clock?: Clock;
   logger?: Logger;
-  /** How long a delivery may wait before its checkpoint is written. Default 1000 ms. */
+  /**
+   * How long a delivery may wait before its checkpoint is written. Default 0: group commit, each
+   * write sent as soon as the one before it committed, carrying everything recorded meanwhile.
+   */
   flushIntervalMs?: number;
   /** For connecting and for each statement. Default 10 000 ms. */
   timeoutMs?: number;
   /** Called once when a write is refused because another replica took the fence. */
   onFenced?: (error: CheckpointError) => void;
 }
+
+/**
+ * After a failed write, the next one waits this long (or the flush interval, if longer): a server
+ * that is down is asked once a second, not once per recorded delivery.
+ */
+const RETRY_MS = 1000;
 
 interface Fence {
   name: string;
@@ -99,6 +108,10 @@ export class PostgresCheckpointStore implements CheckpointStore {
   #timer: TimerHandle | undefined;
   #closed = false;
   #fenced: CheckpointError | undefined;
+  /** With group commit: a write is queued behind the one in flight. */
+  #queued = false;
+  /** The last write failed: the next one waits {@link RETRY_MS} instead of going at once. */
+  #failing = false;
 
   private constructor(
     pool: pg.Pool,
@@ -113,7 +126,7 @@ export class PostgresCheckpointStore implements CheckpointStore {
     this.#view = view;
     this.#clock = options.clock ?? systemClock;
     this.#logger = options.logger ?? silentLogger;
-    this.#flushIntervalMs = options.flushIntervalMs ?? 1000;
+    this.#flushIntervalMs = options.flushIntervalMs ?? 0;
     this.#onFenced = options.onFenced;
   }
 
@@ -296,27 +309,33 @@ export class PostgresCheckpointStore implements CheckpointStore {
     void this.#writing.then(() => pool.end()).catch(() => undefined);
   }
 
-  #schedule(): void {
+  #schedule(
+    delayMs = this.#failing ? Math.max(this.#flushIntervalMs, RETRY_MS) : this.#flushIntervalMs,
+  ): void {
+    if (delayMs === 0) {
+      // Group commit: the write goes as soon as the one in flight committed, with everything
+      // recorded meanwhile, so a busy leader still sends one transaction at a time.
+      if (this.#queued) return;
+      this.#queued = true;
+      void this.#writing.then(() => {
+        this.#queued = false;
+        if (!this.#closed) this.#sendNow();
+      });
+      return;
+    }
     this.#timer ??= this.#clock.setTimeout(() => {
       this.#timer = undefined;
-      this.#send().catch((err: unknown) => {
-        if (err instanceof CheckpointError && err.code === 'ERR_CHECKPOINT_FENCED') return;
-        this.#logger.error(
-          { err, checkpoint: this.path },
-          'checkpoint flush failed; retrying at the next interval',
-        );
-        if (!this.#closed) this.#schedule();
-      });
-    }, this.#flushIntervalMs);
+      this.#sendNow();
+    }, delayMs);
   }
 
-  /** Send what `recordBaseline` or `forgetConfirmedVersion` wrote without waiting for the timer. */
+  /** Send what is buffered without waiting for the timer; a failure is logged and retried. */
   #sendNow(): void {
     this.#send().catch((err: unknown) => {
       if (err instanceof CheckpointError && err.code === 'ERR_CHECKPOINT_FENCED') return;
       this.#logger.error(
-        { err, checkpoint: this.path },
-        'checkpoint write failed; retrying at the next interval',
+        { err, checkpoint: this.path, retryInMs: Math.max(this.#flushIntervalMs, RETRY_MS) },
+        'checkpoint write failed; retrying',
       );
       if (!this.#closed) this.#schedule();
     });
@@ -354,6 +373,7 @@ export class PostgresCheckpointStore implements CheckpointStore {
       await writePending(client, quoteSchema(this.schema), batch);
       await client.query('COMMIT');
       client.release();
+      this.#failing = false;
     } catch (err) {
       if (client !== undefined) {
         await client.query('ROLLBACK').catch(() => undefined);
@@ -366,6 +386,7 @@ export class PostgresCheckpointStore implements CheckpointStore {
         throw err;
       }
       if (!this.#closed) this.#retry = batch;
+      this.#failing = true;
       throw new CheckpointError(
         'ERR_CHECKPOINT_WRITE',
         `cannot write the PostgreSQL checkpoint (schema ${this.schema}): ${(err as Error).message}`,

@@ -39,8 +39,8 @@ const checkpointSchema = z.preprocess(
       url: serverUri(['postgres', 'postgresql'], 'postgres://user:password@host:5432/database'),
       /** The schema holding the checkpoint tables; one per Raven deployment. */
       schema: pgIdentifier.default('raven'),
-      /** Longest a confirmed delivery waits before its checkpoint is written. */
-      flushIntervalMs: integer(10, 1000, ' milliseconds'),
+      /** Longest a confirmed delivery waits before its checkpoint is written; 0: as soon as the write before it committed. */
+      flushIntervalMs: integer(0, 0, ' milliseconds'),
       /** For connecting and for each statement. */
       timeoutSeconds: seconds(10),
     }),

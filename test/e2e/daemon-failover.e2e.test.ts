@@ -7,9 +7,9 @@
  * What is checked, at the receiver: every change is processed exactly once by (uid,
  * resourceVersion) when the receiver deduplicates on `x-raven-event-id`, as docs/scaling.md tells
  * receivers to; that key names one (uid, resourceVersion) and is the same on every copy. A request
- * that reaches the receiver twice must have a reason a sender cannot avoid: the first copy's answer
- * never reached the sender (the outage cut the connection), or the old leader had it confirmed
- * but not yet recorded when it died. A change repeated although the checkpoint had recorded it
+ * that reaches the receiver twice must have a reason a sender cannot avoid: the first copy's
+ * answer never reached the sender (the outage cut the connection, or it timed out), or the old
+ * leader had it confirmed but not yet recorded when it died. A change repeated although the checkpoint had recorded it
  * fails the test. Repeated `RAVEN_FAILOVER_RUNS` times (default 5); each run reports its takeover
  * time (SIGKILL to the standby's `started leading`) and its repeats, which the test never judges
  * by time: the lease duration decides the takeover, and a loaded machine stretches it.
@@ -262,7 +262,7 @@ sinks:
       `run ${run}: ${want.size} changes, leader killed at change ${KILL_AT} with the receiver down; ` +
         `takeover ${(takeoverMs / 1000).toFixed(2)} s (lease ${LEASE.leaseDurationSeconds} s, retry ${LEASE.retryPeriodSeconds} s); ` +
         `resumed from resourceVersion ${String(resumed.resourceVersion)}; ${processed().length} processed, 0 missing, 0 twice; ` +
-        `${hook.requests.length} requests: ${why.cut} repeat(s) of a request whose answer the outage cut, ` +
+        `${hook.requests.length} requests: ${why.cut} repeat(s) of a request whose answer never reached the sender (cut or timed out), ` +
         `${why.unrecorded} of a confirmed delivery the old leader had not recorded yet`,
     );
     standby.kill('SIGTERM');

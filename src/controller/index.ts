@@ -9,4 +9,10 @@ export {
   type Trigger,
 } from './controller.js';
 export { addFinalizer, removeFinalizer, hasFinalizer, type FinalizerClient } from './finalizers.js';
-export { LeaderElector, microTime, type LeaderElectionOptions, type LeaseClient } from './leader-election.js';
+export {
+  LeaderElector,
+  microTime,
+  type LeaderElectionOptions,
+  type LeaderTerm,
+  type LeaseClient,
+} from './leader-election.js';

@@ -24,6 +24,12 @@ export interface LeaseClient {
   request<T>(options: { method: string; path: string; body?: unknown; signal?: AbortSignal }): Promise<T>;
 }
 
+/** One leadership term. */
+export interface LeaderTerm {
+  /** The Lease's `leaseTransitions` when this term began. */
+  epoch: number;
+}
+
 export interface LeaderElectionOptions {
   client: LeaseClient;
   namespace: string;
@@ -35,8 +41,12 @@ export interface LeaderElectionOptions {
   retryPeriodMs?: number;
   /** Release the lease when `run`'s signal aborts. Default true. */
   releaseOnCancel?: boolean;
-  /** Leadership starts: do the work until `signal` aborts (leadership lost or shutdown). */
-  onStartedLeading: (signal: AbortSignal) => void | Promise<void>;
+  /**
+   * Leadership starts: do the work until `signal` aborts (leadership lost or shutdown).
+   * `term.epoch` is the Lease's `leaseTransitions` as this candidate acquired it: it grows with
+   * every change of holder, so it fences writes a deposed leader might still attempt.
+   */
+  onStartedLeading: (signal: AbortSignal, term: LeaderTerm) => void | Promise<void>;
   /** Leadership ended (lost, or released on shutdown). */
   onStoppedLeading?: () => void;
   /** Someone (maybe this candidate) became leader. */
@@ -128,8 +138,9 @@ export class LeaderElector {
     signal.addEventListener('abort', onAbort, { once: true });
     this.#leading = true;
     this.#log.info({}, 'started leading');
+    const term: LeaderTerm = { epoch: this.#observed?.lease.spec?.leaseTransitions ?? 0 };
     const work = Promise.resolve()
-      .then(() => this.#o.onStartedLeading(leadership.signal))
+      .then(() => this.#o.onStartedLeading(leadership.signal, term))
       .catch((err: unknown) => {
         this.#log.error({ err: err instanceof Error ? err.message : String(err) }, 'leader work failed');
       });

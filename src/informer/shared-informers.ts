@@ -14,6 +14,7 @@ import { parseLabelSelector } from '../watch/scope/parse-label-selector.js';
 import type { NamespaceScopeSpec } from '../watch/scope/namespace-scope.js';
 import { watchResource } from '../watch/watch-resource.js';
 import type { WatcherOptions, WatchTransport } from '../watch/watcher.js';
+import { shardSelector, type Shard } from '../watch/shard/shard.js';
 import { Informer } from './informer.js';
 
 /** What one informer watches. */
@@ -22,6 +23,8 @@ export interface InformerSpec {
   namespaces?: NamespaceScopeSpec;
   labelSelector?: string;
   fieldSelector?: string;
+  /** Cache one shard of the collection only (see `WatcherOptions.shard`). */
+  shard?: Shard;
 }
 
 /** Watcher settings shared by every informer of a factory. */
@@ -103,6 +106,7 @@ export class SharedInformers {
           namespaces: spec.namespaces,
           labelSelector: spec.labelSelector,
           fieldSelector: spec.fieldSelector,
+          ...(spec.shard === undefined ? {} : { shard: spec.shard }),
         }),
     });
     const entry: Entry = {
@@ -160,6 +164,7 @@ export function specKey(spec: InformerSpec): string {
     `${group === '' ? 'core' : group}/${version}/${resource}` +
     (scope ? ` in ${scope}` : '') +
     (labels ? ` -l ${labels}` : '') +
-    (fields ? ` --field-selector ${fields}` : '')
+    (fields ? ` --field-selector ${fields}` : '') +
+    (spec.shard === undefined ? '' : ` --shard-selector ${shardSelector(spec.shard)}`)
   );
 }

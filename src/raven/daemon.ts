@@ -17,9 +17,7 @@
  * - on shutdown, watching stops, deliveries drain up to `shutdown.drainTimeoutSeconds`, and the
  *   checkpoints are written.
  */
-import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { dirname } from 'node:path';
 import { loadConfig } from '../client/load-config.js';
 import { KubeClient } from '../client/kube-client.js';
 import { Discovery } from '../client/discovery.js';
@@ -35,8 +33,7 @@ import { systemClock, sleep, type Clock, type TimerHandle } from '../util/clock.
 import { Backoff, type BackoffOptions } from '../util/backoff.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import type { CheckpointStore } from './checkpoint/checkpoint-store.js';
-import { MemoryCheckpointStore } from './checkpoint/memory-checkpoint-store.js';
-import { SqliteCheckpointStore } from './checkpoint/sqlite-checkpoint-store.js';
+import { openCheckpointStore } from './checkpoint/open-checkpoint-store.js';
 import type { RavenConfig } from './config/raven-config-schema.js';
 import { SinkDelivery } from './delivery/sink-delivery.js';
 import { HandlerRunner, loadHandler, type HandlerContext } from './handlers/custom-handler.js';
@@ -192,11 +189,11 @@ export class Daemon {
           retryPeriodMs: le.retryPeriodSeconds * 1000,
           clock: this.#clock,
           logger: this.#log,
-          onStartedLeading: async (leading) => {
+          onStartedLeading: async (leading, term) => {
             this.#leading = true;
             this.metrics.leader.set(1);
             try {
-              await this.#work(client, discovery, resources, leading);
+              await this.#work(client, discovery, resources, leading, term.epoch);
             } finally {
               this.#leading = false;
               this.metrics.leader.set(0);
@@ -329,21 +326,23 @@ export class Daemon {
     discovery: Discovery,
     resources: Map<string, ResolvedResource>,
     signal: AbortSignal,
+    epoch?: number,
   ): Promise<void> {
     const config = this.#config;
     const router = new Router(config);
-    // The checkpoint's directory is made if missing, as the file sink makes its own.
-    if (config.checkpoint.type === 'sqlite')
-      await mkdir(dirname(config.checkpoint.path), { recursive: true });
-    const checkpoints: CheckpointStore =
-      config.checkpoint.type === 'sqlite'
-        ? SqliteCheckpointStore.open(config.checkpoint.path, { clock: this.#clock, logger: this.#log })
-        : new MemoryCheckpointStore();
+    const stopWork = new AbortController();
+    // A shared checkpoint another replica took over stops this replica's work at once.
+    const checkpoints = await openCheckpointStore(config.checkpoint, {
+      clock: this.#clock,
+      logger: this.#log,
+      holder: config.leaderElection.identity,
+      ...(epoch === undefined ? {} : { epoch }),
+      onFenced: (error) => stopWork.abort(error),
+    });
     const deliveries = new Map<string, SinkDelivery>();
     const handlers = new Map<string, HandlerRunner>();
     const watcherSinks = new Map<string, WatcherSinks>();
     const overflowedAt = new Map<string, number>();
-    const stopWork = new AbortController();
     const onAbort = (): void => stopWork.abort(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
     try {

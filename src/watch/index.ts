@@ -17,3 +17,13 @@ export { LabelSelector, labelSelectorFromObject, type LabelRequirement } from '.
 export { parseFieldSelector, FieldSelector } from './scope/field-selector.js';
 export { parseNamespaceScope, NamespaceScope, type NamespaceScopeSpec } from './scope/namespace-scope.js';
 export { SelectorError } from './scope/selector-error.js';
+export { fnv1a64, fnv1a64Hex } from './shard/fnv1a64.js';
+export {
+  HASH_SPACE_END,
+  inShard,
+  shardSelector,
+  splitHashSpace,
+  type Shard,
+  type ShardField,
+  type ShardRange,
+} from './shard/shard.js';

@@ -28,13 +28,14 @@ import {
   type DecodeWatchOptions,
 } from './decode/decode-watch-events.js';
 import { LineSplitter } from './decode/line-splitter.js';
-import type { ObjectPeek, WatchEventPeek } from './decode/peek.js';
+import { objectPeekOf, type ObjectPeek, type WatchEventPeek } from './decode/peek.js';
 import type { KubeObject } from './decode/watch-event.js';
 import { guardInactivity } from './inactivity.js';
 import { KnownObjects, type Known, type ObjectSource } from './known-objects.js';
 import { metadataKey } from '../client/object-key.js';
 import { ReconnectPolicy } from './reconnect-policy.js';
 import type { WatcherEvent, WatcherPhase, WatcherStatus } from './watcher-events.js';
+import { checkShard, inShard, shardSelector, type Shard } from './shard/shard.js';
 import { initialState, transition, type ListFrom, type Outcome, type WatcherState } from './watcher-state.js';
 
 /** The one thing a watcher needs from a client: open a streamed GET. `KubeClient` provides it. */
@@ -78,6 +79,15 @@ export interface WatcherOptions {
   fieldSelector?: string;
   /** Client-side scope filter, consulted before an object is parsed (namespace patterns). */
   accept?: (peek: ObjectPeek) => boolean;
+  /**
+   * Watch one shard only: the objects whose 64-bit FNV-1a hash of `metadata.uid` (or
+   * `metadata.namespace`) falls in `range` (`shard.ts`). Before its first request the watcher
+   * asks the server with `shardSelector` (one list of one item): a server that echoes the
+   * selector in `metadata.shardInfo` filters every list and watch; otherwise (the feature gate
+   * off, an older server, a refused selector) the watcher filters by the same hash before parsing
+   * each object. Both select the same objects; `shardFiltering` says which is in use.
+   */
+  shard?: Shard;
   /** Items per list page. Default 500. */
   pageSize?: number;
   /** Try the streaming initial list (sendInitialEvents) first, falling back to list+watch. Default true. */
@@ -155,6 +165,9 @@ export function watch<T extends KubeObject = KubeObject>(options: WatcherOptions
 
 export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable<WatcherEvent<T>> {
   readonly #o: WatcherOptions;
+  /** The pre-parse filter: `accept`, and the shard's hash range when the server does not filter. */
+  #accept: ((peek: ObjectPeek) => boolean) | undefined;
+  #shardFiltering: 'server' | 'client' | undefined;
   readonly #clock: Clock;
   readonly #random: () => number;
   readonly #log: Logger;
@@ -190,9 +203,12 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
     });
     this.#watchList = options.watchList ?? true;
     this.#started = this.#clock.now();
+    this.#accept = options.accept;
+    const shard = options.shard === undefined ? undefined : checkShard(options.shard);
     if (options.resume !== undefined) {
       for (const object of options.resume.objects)
-        this.#known.set(metadataKey(object.metadata), object as T, undefined, false);
+        if (shard === undefined || inShard(shard, objectPeekOf(object)))
+          this.#known.set(metadataKey(object.metadata), object as T, undefined, false);
       this.#resourceVersion = options.resume.resourceVersion;
       this.#synced = true;
     }
@@ -220,6 +236,15 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
     };
   }
 
+  /**
+   * With `shard`: `'server'` once the apiserver confirmed it filters by the shard selector,
+   * `'client'` when the watcher filters by the hash itself; undefined before the first request
+   * and without a shard.
+   */
+  get shardFiltering(): 'server' | 'client' | undefined {
+    return this.#shardFiltering;
+  }
+
   /** Stop: the current request is aborted and iteration ends. */
   close(): void {
     this.#abort.abort(new Error('watcher closed'));
@@ -245,6 +270,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
         ? initialState(this.#watchList)
         : { kind: 'watch', resourceVersion: this.#o.resume.resourceVersion };
     try {
+      if (this.#o.shard !== undefined) await this.#probeShard(this.#o.shard);
       while (state.kind !== 'stopped' && !this.#aborted()) {
         const outcome = yield* this.#step(state);
         if (outcome.kind === 'notServed') {
@@ -343,7 +369,61 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
   }
 
   #selectors(): Query {
-    return { labelSelector: this.#o.labelSelector, fieldSelector: this.#o.fieldSelector };
+    return {
+      labelSelector: this.#o.labelSelector,
+      fieldSelector: this.#o.fieldSelector,
+      shardSelector:
+        this.#shardFiltering === 'server' && this.#o.shard !== undefined
+          ? shardSelector(this.#o.shard)
+          : undefined,
+    };
+  }
+
+  /**
+   * Ask the server for one item of the shard. A list that echoes the selector in
+   * `metadata.shardInfo` proves the server filters lists and watches alike; anything else (no
+   * echo: the gate is off or the server predates it; a refusal; a failure) leaves the filtering
+   * to the watcher, which is always correct, only costlier.
+   */
+  async #probeShard(shard: Shard): Promise<void> {
+    const selector = shardSelector(shard);
+    let echoed: unknown;
+    let failure: string | undefined;
+    try {
+      const response = await this.#o.transport.stream({
+        path: this.#o.path,
+        query: {
+          labelSelector: this.#o.labelSelector,
+          fieldSelector: this.#o.fieldSelector,
+          shardSelector: selector,
+          limit: 1,
+        },
+        signal: this.#signal,
+      });
+      const chunks: Uint8Array[] = [];
+      for await (const chunk of response.body) chunks.push(chunk);
+      const list = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+        metadata?: { shardInfo?: { selector?: unknown } };
+      };
+      echoed = list.metadata?.shardInfo?.selector;
+    } catch (error) {
+      if (this.#aborted()) return;
+      failure = error instanceof Error ? error.message : String(error);
+    }
+    const accept = this.#o.accept;
+    if (typeof echoed === 'string' && echoed !== '') {
+      this.#shardFiltering = 'server';
+      this.#log.info({ shardSelector: selector }, 'the server filters by the shard selector');
+      return;
+    }
+    this.#shardFiltering = 'client';
+    this.#accept = (peek) => inShard(shard, peek) && (accept === undefined || accept(peek));
+    this.#log.info(
+      { shardSelector: selector, ...(failure === undefined ? {} : { err: failure }) },
+      failure === undefined
+        ? 'the server does not echo the shard selector (no metadata.shardInfo); filtering by hash before parsing'
+        : 'could not ask the server to filter by shard; filtering by hash before parsing',
+    );
   }
 
   #watchListQuery(from: ListFrom): Query {
@@ -416,7 +496,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
 
   #listFilter(seen: Set<string>): (peek: ObjectPeek) => boolean {
     return (peek) => {
-      if (this.#o.accept !== undefined && !this.#o.accept(peek)) return false;
+      if (this.#accept !== undefined && !this.#accept(peek)) return false;
       if (this.#known.unchanged(peek)) {
         seen.add(metadataKey(peek));
         return false;
@@ -444,7 +524,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
         const { body, cbor } = await this.#open(query, request);
         this.#policy.connected();
         const filter =
-          this.#o.accept !== undefined || this.#known.size > 0 ? this.#listFilter(seen) : undefined;
+          this.#accept !== undefined || this.#known.size > 0 ? this.#listFilter(seen) : undefined;
         const out: WatcherEvent<T>[] = [];
         let metadata: ListMeta;
         if (cbor) {
@@ -548,7 +628,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
         // so it parses straight away and #apply drops a repeat after parsing.
         // With nothing known yet, nothing can be unchanged: the first list parses straight away too.
         filter:
-          this.#o.accept !== undefined || (initial && this.#known.size > 0)
+          this.#accept !== undefined || (initial && this.#known.size > 0)
             ? (peek: WatchEventPeek) => this.#watchFilter(peek, seen)
             : undefined,
       };
@@ -578,7 +658,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
               for (const gone of this.#tombstones(seen)) yield gone;
               seen = undefined;
               // The live watch that follows parses straight away, as a plain watch does.
-              if (this.#o.accept === undefined) decode.filter = undefined;
+              if (this.#accept === undefined) decode.filter = undefined;
               this.#synced = true;
               this.#listOpen = false;
               this.#phase = 'watching';
@@ -687,7 +767,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
 
   #watchFilter(peek: WatchEventPeek, seen: Set<string> | undefined): boolean {
     if (peek.type === 'BOOKMARK') return true;
-    if (this.#o.accept !== undefined && !this.#o.accept(peek)) {
+    if (this.#accept !== undefined && !this.#accept(peek)) {
       if (peek.resourceVersion !== undefined) this.#resourceVersion = peek.resourceVersion;
       return false;
     }

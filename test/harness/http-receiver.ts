@@ -31,6 +31,11 @@ export interface ReceivedRequest {
   json: unknown;
   /** Date.now() when the body had arrived. */
   at: number;
+  /**
+   * The answer was written to the connection in full. False while it is pending, and for good
+   * when the connection was cut first (`down()`): the sender never learnt the request arrived.
+   */
+  answered: boolean;
 }
 
 export interface Answer {
@@ -164,14 +169,17 @@ export class HttpReceiver {
     } catch {
       json = undefined;
     }
-    this.requests.push({
+    const request: ReceivedRequest = {
       method: req.method ?? '',
       path: req.url ?? '',
       headers: req.headers,
       raw,
       json,
       at: Date.now(),
-    });
+      answered: false,
+    };
+    res.on('finish', () => (request.answered = true));
+    this.requests.push(request);
     this.#waiters = this.#waiters.filter((w) => {
       if (this.requests.length < w.count) return true;
       w.resolve();

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ensureBinaries, isAlive } from './binaries.js';
-import { ControlPlane } from './control-plane.js';
+import { ControlPlane, type ControlPlaneOptions } from './control-plane.js';
 import type { TcpProxy } from './tcp-proxy.js';
 
 let shared: Promise<ControlPlane> | undefined;
@@ -37,14 +37,14 @@ export function sharedCluster(): Promise<ControlPlane> {
 }
 
 /** A control plane of the caller's own; stop it with `plane.stop()` when done. */
-export async function privateCluster(): Promise<ControlPlane> {
-  return startOwned();
+export async function privateCluster(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
+  return startOwned(options);
 }
 
-async function startOwned(): Promise<ControlPlane> {
+async function startOwned(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
   const binaries = await ensureBinaries((line) => process.stderr.write(`${line}\n`));
   const dir = await mkdtemp(join(tmpdir(), 'raven-cp-'));
-  const plane = await ControlPlane.start(dir, binaries);
+  const plane = await ControlPlane.start(dir, binaries, undefined, options);
   owned.add(plane);
   const stop = plane.stop.bind(plane);
   Object.assign(plane, {

@@ -69,6 +69,24 @@ export class MemoryCheckpointStore implements CheckpointStore {
     for (const entry of next) this.#put(watcher, entries, entry);
   }
 
+  /**
+   * Load what a sink confirmed, as kept elsewhere (the PostgreSQL store reads its tables into a
+   * memory store and answers reads from it). Adds to what the pair has; marks it as having a
+   * checkpoint even when both lists are empty.
+   */
+  restore(
+    watcher: string,
+    sink: string,
+    entries: Iterable<CheckpointEntry>,
+    tombstones: Iterable<CheckpointTombstone>,
+  ): void {
+    this.#assertOpen();
+    const pair = this.#pair(watcher, sink);
+    for (const entry of entries) this.#put(watcher, pair, entry);
+    const deleted = this.#tombstonesOf(watcher, sink);
+    for (const tombstone of tombstones) deleted.set(tombstone.key, tombstone);
+  }
+
   tombstones(watcher: string, sink: string): CheckpointTombstone[] {
     this.#assertOpen();
     const tombstones = this.#tombstones.get(pairId(watcher, sink));

@@ -9,7 +9,7 @@
 import { translatorSchema } from './translator-schema.js';
 import * as z from 'zod';
 import { eventsSchema, watcherSchema } from './watcher-schema.js';
-import { sinkSchema } from './sink-schema.js';
+import { pgIdentifier, sinkSchema } from './sink-schema.js';
 import { routeSchema, targets, type RouteConfig } from './route-schema.js';
 import {
   expecting,
@@ -17,6 +17,7 @@ import {
   listenAddressSchema,
   nameSchema,
   seconds,
+  serverUri,
   strictObject,
   text,
 } from './schema-helpers.js';
@@ -32,6 +33,17 @@ const checkpointSchema = z.preprocess(
   z.discriminatedUnion('type', [
     strictObject({ type: z.literal('sqlite'), path: text('a file path such as ./raven-state.db') }),
     strictObject({ type: z.literal('memory') }),
+    strictObject({
+      type: z.literal('postgres'),
+      /** Shared by every replica (a credential: use `${VAR}`, from a Secret). */
+      url: serverUri(['postgres', 'postgresql'], 'postgres://user:password@host:5432/database'),
+      /** The schema holding the checkpoint tables; one per Raven deployment. */
+      schema: pgIdentifier.default('raven'),
+      /** Longest a confirmed delivery waits before its checkpoint is written; 0: as soon as the write before it committed. */
+      flushIntervalMs: integer(0, 0, ' milliseconds'),
+      /** For connecting and for each statement. */
+      timeoutSeconds: seconds(10),
+    }),
   ]),
 );
 

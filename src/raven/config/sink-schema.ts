@@ -152,7 +152,7 @@ const streaming = {
 };
 
 /** A PostgreSQL identifier Raven creates (kept in step with postgres-statements.ts). */
-const pgIdentifier = expecting(
+export const pgIdentifier = expecting(
   z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/),
   'a table or schema name of 1 to 63 characters a-z, 0-9 and _, not starting with a digit',
 );

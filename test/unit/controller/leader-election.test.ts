@@ -49,7 +49,7 @@ interface Candidate {
   elector: LeaderElector;
   controller: AbortController;
   done: Promise<void>;
-  log: { event: string; at: number }[];
+  log: { event: string; at: number; epoch?: number }[];
 }
 
 function candidate(server: LeaseServer, clock: FakeClock, identity: string): Candidate {
@@ -61,8 +61,8 @@ function candidate(server: LeaseServer, clock: FakeClock, identity: string): Can
     identity,
     clock,
     random: () => 0.5,
-    onStartedLeading: async (signal) => {
-      log.push({ event: 'start', at: clock.now() });
+    onStartedLeading: async (signal, term) => {
+      log.push({ event: 'start', at: clock.now(), epoch: term.epoch });
       await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
     },
     onStoppedLeading: () => log.push({ event: 'stop', at: clock.now() }),
@@ -110,6 +110,9 @@ test('a leader that cannot renew stops before another candidate can take over', 
   assert.ok(stopped.at < started.at, `a stopped (${stopped.at}) before b started (${started.at})`);
   assert.equal(server.lease?.spec?.holderIdentity, 'b');
   assert.equal(server.lease.spec.leaseTransitions, 1);
+  // Each term's epoch is the Lease's transitions when it began: the successor's is higher.
+  assert.equal(a.log.find((e) => e.event === 'start')?.epoch, 0);
+  assert.equal(started.epoch, 1);
   a.controller.abort();
   b.controller.abort();
   await clock.tick(10_000);

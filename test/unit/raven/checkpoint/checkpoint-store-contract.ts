@@ -24,11 +24,16 @@ export interface ContractStore extends CheckpointStore {
 }
 
 export interface CheckpointHarness {
-  /** Open a store on this harness's backing (one temporary file per harness, say). */
-  open(clock: FakeClock): ContractStore;
+  /**
+   * Open a store on this harness's backing (one temporary file per harness, say). A store whose
+   * writes travel to a server opens asynchronously, and opening it again first waits until the
+   * writes the previous store sent were answered (a crash does not stop a transaction the server
+   * is committing).
+   */
+  open(clock: FakeClock): ContractStore | Promise<ContractStore>;
   /** Whether a store opened again after `close()` sees what the first one wrote. */
   persists: boolean;
-  cleanup(): void;
+  cleanup(): void | Promise<void>;
 }
 
 const summary = (entries: Iterable<CheckpointEntry | CheckpointTombstone>): string[] =>
@@ -47,19 +52,19 @@ export function checkpointStoreContract(name: string, createHarness: () => Check
   ): Promise<void> => {
     const harness = createHarness();
     const clock = new FakeClock();
-    const store = harness.open(clock);
+    const store = await harness.open(clock);
     try {
       await body(store, clock, harness);
     } finally {
       store.destroy();
-      harness.cleanup();
+      await harness.cleanup();
     }
   };
   const skipUnlessPersistent = createHarness();
   const notPersistent = skipUnlessPersistent.persists
     ? false
     : `${name} keeps nothing across a restart by design`;
-  skipUnlessPersistent.cleanup();
+  void skipUnlessPersistent.cleanup();
 
   describe(`${name} checkpoint store contract`, () => {
     test('a delivered added event is read back as the entry for its key', () =>
@@ -289,7 +294,7 @@ export function checkpointStoreContract(name: string, createHarness: () => Check
         await store.flush();
         store.recordDelivered(changeEvent('added', pod('d', 'closed')), 'webhook');
         await store.close();
-        const again = harness.open(new FakeClock());
+        const again = await harness.open(new FakeClock());
         try {
           assert.deepEqual(summary(again.entries('pods', 'audit')), [
             'd/base@uid-base/1',
@@ -317,7 +322,7 @@ export function checkpointStoreContract(name: string, createHarness: () => Check
           store.recordDelivered(changeEvent('deleted', pod('d', 'b', { rv: '9' })), 'audit');
           store.recordConfirmedVersion('pods', version('9'));
           store.destroy();
-          const again = harness.open(new FakeClock());
+          const again = await harness.open(new FakeClock());
           try {
             assert.deepEqual(again.confirmedVersion('pods'), version('7'));
             assert.deepEqual(summary(again.entries('pods', 'audit')), ['d/a@uid-a/7']);
@@ -334,7 +339,7 @@ export function checkpointStoreContract(name: string, createHarness: () => Check
         await store.flush();
         store.forgetConfirmedVersion('pods');
         store.destroy();
-        const again = harness.open(new FakeClock());
+        const again = await harness.open(new FakeClock());
         try {
           assert.equal(again.confirmedVersion('pods'), undefined);
         } finally {
@@ -353,7 +358,7 @@ export function checkpointStoreContract(name: string, createHarness: () => Check
           store.recordDelivered(changeEvent('added', pod('d', 'late')), 'audit');
           await clock.tick(999);
           store.destroy();
-          const again = harness.open(new FakeClock());
+          const again = await harness.open(new FakeClock());
           try {
             assert.deepEqual(summary(again.entries('pods', 'audit')), ['d/early@uid-early/1']);
           } finally {

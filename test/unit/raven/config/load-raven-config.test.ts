@@ -320,3 +320,40 @@ sinks:
     assert.equal(error.message.split('\n').length, 4);
   }
 });
+
+test('a PostgreSQL checkpoint takes its URL from the environment and gets defaults', () => {
+  const config = parseRavenConfig(
+    `${minimal}checkpoint: { type: postgres, url: '\${RAVEN_CHECKPOINT_URL}' }\n`,
+    { ...options, env: { RAVEN_CHECKPOINT_URL: 'postgres://raven:pw@db:5432/raven' } },
+  );
+  assert.deepEqual(config.checkpoint, {
+    type: 'postgres',
+    url: 'postgres://raven:pw@db:5432/raven',
+    schema: 'raven',
+    flushIntervalMs: 0,
+    timeoutSeconds: 10,
+  });
+});
+
+test('a bad PostgreSQL checkpoint is refused field by field, never showing the URL', () => {
+  const errors = errorsOf(
+    `${minimal}checkpoint: { type: postgres, url: 'mysql://u:hunter2@db/x', schema: 'Raven-1', flushIntervalMs: -1, pool: 3 }\n`,
+  );
+  const byPath = new Map(errors.map((e) => [e.path, e.message]));
+  assert.match(
+    byPath.get('checkpoint.url') ?? '',
+    /expected a URI like postgres:\/\/user:password@host:5432\/database/,
+  );
+  assert.doesNotMatch(byPath.get('checkpoint.url') ?? '', /hunter2/);
+  assert.match(byPath.get('checkpoint.schema') ?? '', /a table or schema name of 1 to 63 characters/);
+  assert.match(byPath.get('checkpoint.flushIntervalMs') ?? '', /an integer of at least 0/);
+  assert.ok(
+    errors.some((e) => e.path.startsWith('checkpoint') && /pool/.test(e.message)),
+    errors.map((e) => `${e.path}: ${e.message}`).join('\n'),
+  );
+});
+
+test('a PostgreSQL checkpoint without a URL names the missing field', () => {
+  const [error] = errorsOf(`${minimal}checkpoint: { type: postgres }\n`);
+  assert.equal(error?.path, 'checkpoint.url');
+});

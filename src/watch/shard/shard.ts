@@ -1,0 +1,93 @@
+/**
+ * A shard of a collection: the objects whose 64-bit FNV-1a hash (`fnv1a64.ts`) of
+ * `metadata.uid` or `metadata.namespace` falls in `[start, end)`, the hash space being
+ * `[0, 2^64)`. The apiserver's `shardSelector` (Kubernetes 1.36+, alpha gate
+ * `ShardedListAndWatch`) selects the same objects: {@link shardSelector} writes it.
+ *
+ * Sharding by uid spreads objects evenly; by namespace keeps a namespace's objects together
+ * (and is as uneven as the namespaces are). An object never moves between shards: neither its
+ * uid nor its namespace can change.
+ */
+import { RavenError } from '../../errors/raven-error.js';
+import type { ObjectPeek } from '../decode/peek.js';
+import { fnv1a64 } from './fnv1a64.js';
+
+/** The end of the hash space (exclusive): 2^64. */
+export const HASH_SPACE_END = 1n << 64n;
+
+export type ShardField = 'uid' | 'namespace';
+
+/** `[start, end)` of the 64-bit hash space. */
+export interface ShardRange {
+  start: bigint;
+  end: bigint;
+}
+
+export interface Shard {
+  field: ShardField;
+  range: ShardRange;
+}
+
+/**
+ * Check a shard given by a caller; throws `ERR_CONFIG` naming the bad field.
+ *
+ * @example
+ * checkShard({ field: 'uid', range: { start: 0n, end: 1n << 63n } });
+ */
+export function checkShard(shard: Shard, at = 'shard'): Shard {
+  // Callers in JavaScript (or with a cast) can pass anything: the field is checked as a string.
+  const field: string = shard.field;
+  if (field !== 'uid' && field !== 'namespace')
+    throw new RavenError(
+      'ERR_INVALID_ARGUMENT',
+      `${at}.field: expected 'uid' or 'namespace', got ${JSON.stringify(field)}`,
+    );
+  const { start, end } = shard.range;
+  if (typeof start !== 'bigint' || start < 0n || start >= HASH_SPACE_END)
+    throw new RavenError(
+      'ERR_INVALID_ARGUMENT',
+      `${at}.range.start: expected a bigint from 0n to 2n ** 64n - 1n, got ${String(start)}`,
+    );
+  if (typeof end !== 'bigint' || end <= start || end > HASH_SPACE_END)
+    throw new RavenError(
+      'ERR_INVALID_ARGUMENT',
+      `${at}.range.end: expected a bigint above start (${String(start)}) and at most 2n ** 64n, got ${String(end)}`,
+    );
+  return shard;
+}
+
+/**
+ * `n` equal ranges covering the hash space, in order (the last one absorbs the remainder).
+ *
+ * @example
+ * splitHashSpace(2); // => [{ start: 0n, end: 2n ** 63n }, { start: 2n ** 63n, end: 2n ** 64n }]
+ */
+export function splitHashSpace(n: number): ShardRange[] {
+  if (!Number.isInteger(n) || n < 1)
+    throw new RavenError('ERR_INVALID_ARGUMENT', `shards: expected an integer of at least 1, got ${n}`);
+  const size = HASH_SPACE_END / BigInt(n);
+  return Array.from({ length: n }, (_, i) => ({
+    start: size * BigInt(i),
+    end: i === n - 1 ? HASH_SPACE_END : size * BigInt(i + 1),
+  }));
+}
+
+const hex = (value: bigint): string =>
+  `0x${value === HASH_SPACE_END ? value.toString(16) : value.toString(16).padStart(16, '0')}`;
+
+/**
+ * The apiserver's `shardSelector` for `shard`.
+ *
+ * @example
+ * shardSelector({ field: 'uid', range: { start: 0n, end: 2n ** 63n } });
+ * // => "shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')"
+ */
+export function shardSelector(shard: Shard): string {
+  return `shardRange(object.metadata.${shard.field}, '${hex(shard.range.start)}', '${hex(shard.range.end)}')`;
+}
+
+/** Whether the object `peek` describes belongs to `shard` (a missing field hashes as ''). */
+export function inShard(shard: Shard, peek: ObjectPeek): boolean {
+  const hash = fnv1a64(peek[shard.field] ?? '');
+  return hash >= shard.range.start && hash < shard.range.end;
+}

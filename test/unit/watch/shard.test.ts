@@ -1,0 +1,64 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { fnv1a64, fnv1a64Hex } from '../../../src/watch/shard/fnv1a64.js';
+import {
+  checkShard,
+  HASH_SPACE_END,
+  inShard,
+  shardSelector,
+  splitHashSpace,
+} from '../../../src/watch/shard/shard.js';
+
+test('fnv1a64 gives the published 64-bit FNV-1a values, over UTF-8 bytes', () => {
+  // Vectors from the FNV reference (Fowler, Noll, Vo); the e2e test checks the apiserver agrees.
+  assert.equal(fnv1a64Hex(''), 'cbf29ce484222325');
+  assert.equal(fnv1a64Hex('a'), 'af63dc4c8601ec8c');
+  assert.equal(fnv1a64Hex('foobar'), '85944171f73967e8');
+  // Non-ASCII goes through its UTF-8 bytes: 'é' is 0xc3 0xa9.
+  const manual = [0xc3, 0xa9].reduce(
+    (h, b) => ((h ^ BigInt(b)) * 0x100000001b3n) & 0xffffffffffffffffn,
+    0xcbf29ce484222325n,
+  );
+  assert.equal(fnv1a64('é'), manual);
+});
+
+test('the hash space splits into equal ranges that cover it once', () => {
+  const ranges = splitHashSpace(3);
+  assert.equal(ranges[0]?.start, 0n);
+  assert.equal(ranges.at(-1)?.end, HASH_SPACE_END);
+  for (let i = 1; i < ranges.length; i++) assert.equal(ranges[i]?.start, ranges[i - 1]?.end);
+  assert.throws(() => splitHashSpace(0), /shards: expected an integer of at least 1, got 0/);
+});
+
+test('the shard selector is written as the apiserver parses it, 2^64 included', () => {
+  assert.equal(
+    shardSelector({ field: 'uid', range: { start: 0n, end: 1n << 63n } }),
+    "shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')",
+  );
+  assert.equal(
+    shardSelector({ field: 'namespace', range: { start: 1n << 63n, end: HASH_SPACE_END } }),
+    "shardRange(object.metadata.namespace, '0x8000000000000000', '0x10000000000000000')",
+  );
+});
+
+test('an object belongs to the shard its field hashes into, start inclusive, end exclusive', () => {
+  const hash = fnv1a64('uid-1');
+  assert.equal(inShard({ field: 'uid', range: { start: hash, end: hash + 1n } }, { uid: 'uid-1' }), true);
+  assert.equal(inShard({ field: 'uid', range: { start: 0n, end: hash } }, { uid: 'uid-1' }), false);
+  assert.equal(inShard({ field: 'namespace', range: { start: 0n, end: HASH_SPACE_END } }, {}), true);
+});
+
+test('a bad shard is refused naming the field and what would be valid', () => {
+  assert.throws(
+    () => checkShard({ field: 'name' as never, range: { start: 0n, end: 1n } }),
+    /shard\.field: expected 'uid' or 'namespace', got "name"/,
+  );
+  assert.throws(
+    () => checkShard({ field: 'uid', range: { start: 5n, end: 5n } }),
+    /shard\.range\.end: expected a bigint above start \(5\) and at most 2n \*\* 64n, got 5/,
+  );
+  assert.throws(
+    () => checkShard({ field: 'uid', range: { start: -1n, end: 5n } }),
+    /shard\.range\.start: expected a bigint from 0n/,
+  );
+});

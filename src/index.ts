@@ -110,6 +110,16 @@ export {
 } from './watch/scope/namespace-scope.js';
 export { parseLabelSelector } from './watch/scope/parse-label-selector.js';
 export { SelectorError } from './watch/scope/selector-error.js';
+export { fnv1a64, fnv1a64Hex } from './watch/shard/fnv1a64.js';
+export {
+  HASH_SPACE_END,
+  inShard,
+  shardSelector,
+  splitHashSpace,
+  type Shard,
+  type ShardField,
+  type ShardRange,
+} from './watch/shard/shard.js';
 export { ScopedWatcher, watchResource, type WatchResourceOptions } from './watch/watch-resource.js';
 export type { WatcherEvent, WatcherPhase, WatcherStatus } from './watch/watcher-events.js';
 export {

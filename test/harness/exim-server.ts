@@ -33,6 +33,8 @@ async function freePort(): Promise<number> {
 }
 
 /** How long to wait for Exim to listen: a safety net, far above its start-up time. */
+/** How long accepted mail may take to reach the maildirs before the harness gives up (not a test verdict). */
+const SETTLE_SAFETY_NET_MS = 180_000;
 const START_MS = 60_000;
 
 const EXIM = '/usr/sbin/exim4';
@@ -198,11 +200,7 @@ login:
    * "<=" (received) lines in Exim's log, found by the Exim id each message's Received header names.
    */
   async messages(mailbox = 'oncall'): Promise<string[]> {
-    const received = new Map<string, number>();
-    for (const line of (await this.#log('mainlog')).split('\n')) {
-      const id = / (\S+) <= /.exec(line)?.[1];
-      if (id !== undefined && !received.has(id)) received.set(id, received.size);
-    }
+    const received = await this.#settled();
     const out: { at: number; text: string }[] = [];
     for (const sub of ['new', 'cur']) {
       const folder = join(this.dir, 'maildir', mailbox, sub);
@@ -218,6 +216,32 @@ login:
       }
     }
     return out.sort((a, b) => a.at - b.at).map((m) => m.text);
+  }
+
+  /**
+   * The ids of the messages Exim accepted, in the order it accepted them (its log's `<=` lines),
+   * once each of them is `Completed`: a delivery runs in a process of its own, so a message can be
+   * accepted and not yet in the maildir, and a reader would see a later message without it. A
+   * message deferred while the server was down completes at a later queue run (every 10 s).
+   */
+  async #settled(): Promise<Map<string, number>> {
+    const deadline = Date.now() + SETTLE_SAFETY_NET_MS;
+    for (;;) {
+      const received = new Map<string, number>();
+      const completed = new Set<string>();
+      for (const line of (await this.#log('mainlog')).split('\n')) {
+        const accepted = / (\S+) <= /.exec(line)?.[1];
+        if (accepted !== undefined && !received.has(accepted)) received.set(accepted, received.size);
+        const done = / (\S+) Completed$/.exec(line)?.[1];
+        if (done !== undefined) completed.add(done);
+      }
+      const pending = [...received.keys()].filter((id) => !completed.has(id));
+      if (pending.length === 0) return received;
+      // A safety net for a broken setup, far beyond any delivery on a loaded machine.
+      if (Date.now() > deadline)
+        throw new Error(`Exim accepted ${pending.join(', ')} but never completed them:\n${await this.logs()}`);
+      await delay(50);
+    }
   }
 
   /** Exim's main and panic logs, and what it printed. */

@@ -239,7 +239,9 @@ login:
       if (pending.length === 0) return received;
       // A safety net for a broken setup, far beyond any delivery on a loaded machine.
       if (Date.now() > deadline)
-        throw new Error(`Exim accepted ${pending.join(', ')} but never completed them:\n${await this.logs()}`);
+        throw new Error(
+          `Exim accepted ${pending.join(', ')} but never completed them:\n${await this.logs()}`,
+        );
       await delay(50);
     }
   }

@@ -56,7 +56,8 @@ export function shouldFreeze(mode: FreezeMode, nodeEnv = process.env.NODE_ENV): 
  *
  * @example
  * const pod = deepFreeze({ metadata: { labels: { app: 'web' } } });
- * pod.metadata.labels.app = 'db'; // TypeError at runtime, and a type error at compile time
+ * // @ts-expect-error: read-only at compile time, and a TypeError at runtime (strict mode)
+ * pod.metadata.labels.app = 'db';
  */
 export function deepFreeze<T>(value: T): DeepReadonly<T> {
   if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {

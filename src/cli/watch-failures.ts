@@ -31,9 +31,17 @@ export interface WatchFailuresOptions {
  * Judges each failure of one `raven watch`.
  *
  * @example
- * const failures = new WatchFailures({ waitForRbac: false, resource: 'pods', stillServed });
- * const verdict = await failures.judge(event.error, event.status);
- * if (verdict.end) return exitWith(verdict.message);
+ * const failures = new WatchFailures({ waitForRbac: false, resource: 'pods', stillServed: async () => true });
+ * for await (const event of watcher) {
+ *   if (event.type !== 'error') continue;
+ *   const verdict = await failures.judge(event.error, event.status);
+ *   if (verdict.end) {
+ *     process.stderr.write(`raven watch: ${verdict.message}\n`);
+ *     process.exitCode = 1;
+ *     break;
+ *   }
+ *   if (verdict.notice !== undefined) process.stderr.write(`raven watch: ${verdict.notice}\n`);
+ * }
  */
 export class WatchFailures {
   readonly #o: WatchFailuresOptions;

@@ -110,7 +110,15 @@ export class LeaderElector {
    * Campaign, lead, and campaign again after losing the lease, until `signal` aborts.
    *
    * @example
-   * await new LeaderElector({ client, namespace: 'raven', name: 'raven-translator', identity, onStartedLeading: (s) => work(s) }).run(signal);
+   * const elector = new LeaderElector({
+   *   client,
+   *   namespace: 'raven',
+   *   name: 'raven-translator',
+   *   identity: process.env.POD_NAME ?? 'raven-0',
+   *   // `leading` aborts when the lease is lost: stop the work it started
+   *   onStartedLeading: (leading) => runWorkers(queue, reconcile, { workers: 4, signal: leading }).finished,
+   * });
+   * await elector.run(signal);
    */
   async run(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {

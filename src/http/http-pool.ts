@@ -42,7 +42,8 @@ export const CONNECT_TIMEOUT_MS = 10_000;
  * The connect options of a pool: timeout and TLS, for undici's `connect` or `buildConnector`.
  *
  * @example
- * const connector = buildConnector({ ...connectOptions({ connections: 1, tls }), allowH2: true });
+ * const connect = connectOptions({ connectTimeoutMs: 5_000, tls: { ca, serverName: 'kubernetes' } });
+ * // { timeout: 5000, ca, servername: 'kubernetes' }: undici's buildConnector({ ...connect, allowH2: true })
  */
 export function connectOptions(options: Omit<PoolOptions, 'connections'>): buildConnector.BuildOptions {
   const tls = options.tls ?? {};
@@ -60,7 +61,12 @@ export function connectOptions(options: Omit<PoolOptions, 'connections'>): build
  *
  * @example
  * const pool = createPool({ connections: 16, keepAliveTimeoutMs: 30_000 });
- * try { await send(pool, { method: 'GET', url: 'https://example.org/' }); } finally { await pool.close(); }
+ * try {
+ *   const response = await pool.request({ origin: 'https://example.org', path: '/', method: 'GET' });
+ *   await response.body.text();
+ * } finally {
+ *   await pool.close();
+ * }
  */
 export function createPool(options: PoolOptions): Dispatcher {
   const connect = connectOptions(options);

@@ -115,6 +115,7 @@ export class Informer<T extends KubeObject> {
    * already cached.
    *
    * @example
+   * const informer = new SharedInformers({ transport: client }).informerFor<Pod>({ resource: podsRef });
    * informer.addEventHandler({ update: (old, pod) => queue.add(objectKey(pod)) }, { resyncPeriodMs: 600_000 });
    */
   addEventHandler(handlers: EventHandlers<T>, options: HandlerOptions = {}): HandlerRegistration {

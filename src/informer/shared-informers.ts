@@ -69,6 +69,7 @@ export class SharedInformers {
    * exist on it (same names), since a running cache cannot be re-indexed.
    *
    * @example
+   * const informers = new SharedInformers({ transport: client });
    * const pods = informers.informerFor<Pod>({ resource: podsRef, namespaces: 'shop' }, { byNode: (p) => [p.spec?.nodeName ?? ''] });
    */
   informerFor<T extends KubeObject>(spec: InformerSpec, indexers: Indexers<T> = {}): Informer<T> {

@@ -126,7 +126,7 @@ export type KnownState = 'active' | 'changed' | 'unknown';
  *
  * @example
  * const changes = new LoadBalancerChanges(deps, lb.id, lb.provisioning_status === 'ACTIVE' ? 'active' : 'unknown', { signal });
- * await changes.change(() => octavia.listeners.create({ ... }));
+ * await changes.change(() => octavia.listeners.create({ loadbalancer_id: lb.id, protocol: 'TCP', protocol_port: 80 }));
  * await changes.settle();
  */
 export class LoadBalancerChanges {
@@ -195,7 +195,7 @@ export class LoadBalancerChanges {
  * it a second time. Other errors, and a second immutable refusal, are thrown.
  *
  * @example
- * const listener = await whenActive(deps, lbId, () => octavia.listeners.create({ ... }));
+ * const listener = await whenActive(deps, lbId, () => octavia.listeners.create({ loadbalancer_id: lbId, protocol: 'TCP', protocol_port: 80 }));
  */
 export async function whenActive<R>(
   deps: WaiterDeps,

@@ -51,6 +51,9 @@ interface Waiter<K> {
  * Create a FIFO work queue.
  *
  * @example
+ * const reconcile = async (key: ObjectKey): Promise<void> => {
+ *   console.log('reconciling', key); // bring the world in line with the object named by `key`
+ * };
  * const queue = createWorkQueue<ObjectKey>();
  * queue.add(key);
  * const item = await queue.get(signal);

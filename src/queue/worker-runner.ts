@@ -66,7 +66,7 @@ export interface ShutdownReport<K> {
  * const runner = runWorkers(queue, async (key, signal) => {
  *   const pod = pods.get(key);
  *   if (pod === undefined) return done();
- *   await reconcile(pod, signal);
+ *   await fetch(`https://inventory.example/pods/${pod.metadata?.name}`, { method: 'PUT', body: JSON.stringify(pod), signal });
  *   return done();
  * }, { workers: 4, signal, logger });
  * await runner.close();

@@ -25,7 +25,8 @@ import { compareResourceVersions } from './resource-version.js';
 
 /**
  * @example
- * alreadyConfirmed(modifiedAt('105'), { uid: 'u1', resourceVersion: '110', deleted: false }); // => true
+ * // `event` modified the object at resourceVersion 105; the sink confirmed 110 already
+alreadyConfirmed(event, { uid: 'u1', resourceVersion: '110', deleted: false }); // => true
  */
 export function alreadyConfirmed(event: ChangeEvent, confirmed: ConfirmedState | undefined): boolean {
   if (confirmed === undefined) return event.type === 'deleted';

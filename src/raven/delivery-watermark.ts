@@ -60,11 +60,12 @@ export interface DeliveryWatermarkOptions {
 
 /**
  * @example
- * const watermark = new DeliveryWatermark(['shop', 'billing'], { onAdvance: (rv) => save(rv) });
+ * let resumeFrom: string | undefined;
+ * const watermark = new DeliveryWatermark(['shop', 'billing'], { onAdvance: (rv) => (resumeFrom = rv) });
  * const mark = watermark.add('shop', '120', ['audit', 'chat']);
  * watermark.reached('billing', '130'); // a bookmark
  * watermark.settle(mark, 'audit');
- * watermark.settle(mark, 'chat'); // onAdvance('120')
+ * watermark.settle(mark, 'chat'); // onAdvance('120'): resumeFrom === '120'
  */
 export class DeliveryWatermark {
   readonly #scopes = new Map<string, Scope>();

@@ -95,7 +95,8 @@ function wrapRead(err: unknown, file: string): unknown {
  * The redaction key, from the environment or its file (made if missing).
  *
  * @example
- * useRedactionKey((await loadRedactionKey({ env: process.env })).key);
+ * const { key, source } = await loadRedactionKey({ env: process.env });
+ * // key: the HMAC key of Secret fingerprints; source: 'RAVEN_REDACTION_KEY' or the key file's path
  */
 export async function loadRedactionKey(options: RedactionKeyOptions = {}): Promise<LoadedRedactionKey> {
   const env = options.env ?? process.env;

@@ -140,10 +140,13 @@ function laneKey(event: SinkRecord): string {
 
 /**
  * @example
- * const delivery = new SinkDelivery(new WebhookSink({ name: 'audit', url }), {
+ * import { WebhookSink } from 'kube-raven/daemon';
+ * const delivered: SinkRecord[] = [];
+ * const delivery = new SinkDelivery(new WebhookSink({ name: 'audit', url: 'https://audit.example/changes' }), {
  *   deadLetterPath: '/var/lib/raven/dead-letter.jsonl',
- *   onDelivered: (event) => checkpoints.record('audit', event),
- *   onOverflow: () => delivery.resync(changesSince(checkpoints.of('audit'))),
+ *   onDelivered: (event) => delivered.push(event),
+ *   // queued events were dropped: queue the latest state of each object they touched
+ *   onOverflow: () => delivery.resync(latestPerObject.map((record: SinkRecord) => ({ record }))),
  * });
  * delivery.enqueue(event);
  * await delivery.close(10_000);

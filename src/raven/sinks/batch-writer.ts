@@ -28,7 +28,10 @@ interface Waiting<T> {
 
 /**
  * @example
- * const writer = new BatchWriter((rows: Row[]) => insertAll(rows), { maxBatch: 500, maxInFlight: 2 });
+ * const writer = new BatchWriter(
+ *   async (rows: Row[]) => void (await pg.query('INSERT INTO changes SELECT * FROM json_populate_recordset(NULL::changes, $1)', [JSON.stringify(rows)])),
+ *   { maxBatch: 500, maxInFlight: 2 },
+ * );
  * await writer.submit(row, signal); // resolves once the batch holding `row` is written
  */
 export class BatchWriter<T> {

@@ -87,7 +87,7 @@ export function discordRetryAfterMs(statusCode: number, body: string): number | 
 
 /**
  * @example
- * const sink = new ChatSink({ name: 'ops', platform: 'slack', url: process.env.SLACK_WEBHOOK_URL });
+ * const sink = new ChatSink({ name: 'ops', platform: 'slack', url: 'https://hooks.slack.com/services/T000/B000/XXXX' });
  */
 export class ChatSink implements Sink {
   readonly name: string;

@@ -17,7 +17,6 @@
  * definite and indefinite lengths, although the apiserver only writes definite ones.
  *
  * @example
- * import { decodeCbor } from 'kube-raven';
  * const pod = decodeCbor(new Uint8Array([0xa1, 0x44, 0x6b, 0x69, 0x6e, 0x64, 0x43, 0x50, 0x6f, 0x64]));
  * // { kind: 'Pod' }
  */

@@ -41,9 +41,11 @@ export interface DecodeWatchOptions {
  * Decode a watch body into events.
  *
  * @example
+ * const cache = new Map<string, KubeObject>();
  * for await (const event of decodeWatchEvents(response.body, { dropManagedFields: true })) {
- *   if (event.type === 'ERROR') handleError(event.error); // isExpired(event.error) => relist
- *   else apply(event.type, event.object);
+ *   if (event.type === 'ERROR') throw event.error; // isExpired(event.error): list again, then watch
+ *   if (event.type === 'DELETED') cache.delete(objectKey(event.object));
+ *   else if (event.type !== 'BOOKMARK') cache.set(objectKey(event.object), event.object);
  * }
  */
 export async function* decodeWatchEvents<T extends object = KubeObject>(

@@ -27,7 +27,7 @@ export interface ObjectWithManagedFields {
  * object and its metadata is made only when there is something to drop.
  *
  * @example
- * const store = createStore<Pod>({ transform: dropManagedFields });
+ * const store = new MemoryStore<Pod>({ transform: dropManagedFields });
  */
 export function dropManagedFields<T extends ObjectWithManagedFields>(obj: T): T {
   const metadata = obj.metadata;

@@ -34,8 +34,10 @@ const NEWLINE = 0x0a;
  *
  * @example
  * const splitter = new LineSplitter();
- * for await (const chunk of body) for (const line of splitter.push(chunk)) handle(line);
+ * const lines: RawLine[] = [];
+ * for await (const chunk of body) lines.push(...splitter.push(chunk));
  * const last = splitter.end(); // bytes after the final newline, if any
+ * if (last !== undefined) lines.push(last);
  */
 export class LineSplitter {
   readonly maxLineBytes: number;

@@ -48,8 +48,14 @@ function isWhitespace(b: number): boolean {
  * Incremental list scanner: {@link ListScanner.push} each chunk, then {@link ListScanner.end}.
  *
  * @example
- * const scanner = new ListScanner(maxItemBytes);
- * for await (const chunk of body) for (const token of scanner.push(chunk)) handle(token);
+ * const scanner = new ListScanner(16 * 1024 * 1024);
+ * const items: unknown[] = [];
+ * for await (const chunk of body) {
+ *   for (const token of scanner.push(chunk)) {
+ *     // `member` tokens are the list's other fields (kind, metadata)
+ *     if (token.kind === 'item') items.push(JSON.parse(new TextDecoder().decode(token.bytes)));
+ *   }
+ * }
  * scanner.end(); // throws when the body was truncated
  */
 export class ListScanner {

@@ -133,11 +133,13 @@ const COLUMNS =
 /**
  * The batch statement: `$1` is a JSON array of {@link ChangeRow}s. Rows already in the log are
  * skipped (ON CONFLICT DO NOTHING); the current-state table follows only the rows just added.
+ * The array is read as `jsonb`, so each change's `record` is parsed once (as `json` it would be
+ * parsed for the recordset and again into the jsonb column).
  */
 export function insertStatement(t: PostgresTables): string {
   const log = `${q(t.schema)}.${q(t.table)}`;
   const input = `input AS (
-  SELECT * FROM json_to_recordset($1::json) AS r(
+  SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(
     sink text, event_id text, watcher text, change_type text, origin text, api_group text,
     api_version text, resource text, kind text, namespace text, name text, uid text,
     resource_version text, tombstone boolean, event_time timestamptz, record jsonb))`;

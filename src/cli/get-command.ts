@@ -12,17 +12,21 @@
  */
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
-import { loadConfig } from '../client/load-config.js';
-import { KubeClient } from '../client/kube-client.js';
 import { Discovery } from '../client/discovery.js';
 import { qualifiedName } from '../client/api-resource.js';
 import type { KubeObject } from '../client/kube-object.js';
-import { parseFieldSelector } from '../watch/scope/field-selector.js';
-import { parseLabelSelector } from '../watch/scope/parse-label-selector.js';
 import { watchResource, type ScopedWatcher } from '../watch/watch-resource.js';
 import { redact } from '../raven/redact.js';
 import { paint, write, type Output } from './output.js';
-import { installRedactionKey } from '../raven/redaction-key.js';
+import {
+  CLUSTER_OPTIONS,
+  LISTING_OPTIONS,
+  SCOPE_OPTIONS,
+  connectCluster,
+  namespacesOf,
+  scopeSelectors,
+  stillServed,
+} from './cluster-target.js';
 import { parseWatchFormat, WatchPrinter, type PrintedObject } from './format-watch.js';
 import { UsageError } from './usage-error.js';
 import { WatchFailures } from './watch-failures.js';
@@ -40,17 +44,7 @@ export async function getCommand(argv: string[], deps: GetCommandDeps): Promise<
     args: argv,
     allowPositionals: true,
     strict: true,
-    options: {
-      namespace: { type: 'string', short: 'n', multiple: true },
-      'all-namespaces': { type: 'boolean', short: 'A' },
-      selector: { type: 'string', short: 'l' },
-      'field-selector': { type: 'string' },
-      output: { type: 'string', short: 'o' },
-      'show-managed-fields': { type: 'boolean' },
-      kubeconfig: { type: 'string' },
-      context: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
+    options: { ...SCOPE_OPTIONS, ...LISTING_OPTIONS, ...CLUSTER_OPTIONS },
   });
   if (values.help === true) {
     await write(deps.output.out, `${getUsage}\n`);
@@ -62,29 +56,14 @@ export async function getCommand(argv: string[], deps: GetCommandDeps): Promise<
   const format = parseWatchFormat(values.output ?? 'table');
   if (format.kind === 'diff')
     throw new UsageError('--output diff shows changes: use `raven watch -o diff`; raven get prints objects');
-  if (values['all-namespaces'] === true && values.namespace !== undefined)
-    throw new UsageError('use either -A or -n, not both');
-  const labelSelector =
-    values.selector === undefined ? undefined : parseLabelSelector(values.selector).toString();
-  const fieldTerms = [
-    values['field-selector'],
-    name === undefined ? undefined : `metadata.name=${name}`,
-  ].filter((t) => t !== undefined);
-  const fieldSelector =
-    fieldTerms.length === 0 ? undefined : parseFieldSelector(fieldTerms.join(',')).toString();
+  const { labelSelector, fieldSelector } = scopeSelectors(values, name);
 
-  const config = await loadConfig({ kubeconfig: values.kubeconfig, context: values.context, env: deps.env });
-  const keyWarning = await installRedactionKey({ env: deps.env ?? process.env });
-  if (keyWarning !== undefined) await write(deps.output.err, `raven get: ${keyWarning}\n`);
-  const client = new KubeClient(config);
+  const client = await connectCluster(values, deps, 'raven get');
   let watcher: ScopedWatcher | undefined;
   try {
     const discovery = new Discovery(client);
     const resource = await discovery.resolve(resourceName, deps.signal);
-    const namespaces =
-      values['all-namespaces'] === true ? undefined : (values.namespace ?? [client.namespace]);
-    const allNamespaces =
-      namespaces === undefined || namespaces.some((n) => /[*?!]/.test(n)) || namespaces.length > 1;
+    const { namespaces, allNamespaces } = namespacesOf(values, [client.namespace]);
     const rows = format.kind === 'table' || format.kind === 'wide';
     const table = rows ? new ServerTable() : undefined;
     watcher = watchResource({
@@ -99,11 +78,7 @@ export async function getCommand(argv: string[], deps: GetCommandDeps): Promise<
     const failures = new WatchFailures({
       waitForRbac: false,
       resource: qualifiedName(resource),
-      stillServed: async () =>
-        (await discovery.refresh(deps.signal)).some(
-          (r) =>
-            r.group === resource.group && r.version === resource.version && r.resource === resource.resource,
-        ),
+      stillServed: stillServed(discovery, resource, deps.signal),
     });
     const listed = await listOnce(watcher, table, failures, deps);
     if (typeof listed === 'string') {

@@ -19,3 +19,21 @@ export function parseListen(text: string, flag: string): { address: string; port
     );
   return { address, port: parsePort(match[3] ?? '', flag) };
 }
+
+/** `--port PORT` and `--listen ADDRESS:PORT`. */
+export const LISTEN_OPTIONS = {
+  port: { type: 'string' },
+  listen: { type: 'string' },
+} as const;
+
+/** What `--listen` or `--port` ask for (one of them at most), or undefined when neither is given. */
+export function listenFlags(values: {
+  port?: string;
+  listen?: string;
+}): { address?: string; port: number } | undefined {
+  if (values.listen !== undefined && values.port !== undefined)
+    throw new UsageError('use either --listen ADDRESS:PORT or --port PORT, not both');
+  if (values.listen !== undefined) return parseListen(values.listen, '--listen');
+  if (values.port !== undefined) return { port: parsePort(values.port, '--port') };
+  return undefined;
+}

@@ -18,7 +18,8 @@ import { write, type Output } from './output.js';
 import { UsageError } from './usage-error.js';
 import { isRavenError } from '../errors/is-raven-error.js';
 import { RavenError } from '../errors/raven-error.js';
-import { parseListen, parsePort } from './listen-address.js';
+import { LISTEN_OPTIONS, listenFlags } from './listen-address.js';
+import { CLUSTER_OPTIONS } from './cluster-target.js';
 import { runUsage } from './usage.js';
 
 export async function runCommand(
@@ -30,13 +31,10 @@ export async function runCommand(
     allowPositionals: true,
     options: {
       config: { type: 'string', short: 'c' },
-      kubeconfig: { type: 'string' },
-      context: { type: 'string' },
       'log-level': { type: 'string' },
       'log-format': { type: 'string' },
-      port: { type: 'string' },
-      listen: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
+      ...LISTEN_OPTIONS,
+      ...CLUSTER_OPTIONS,
     },
   });
   if (values.help === true) {
@@ -55,12 +53,8 @@ export async function runCommand(
         });
   if (values.kubeconfig !== undefined) config.kubeconfig = values.kubeconfig;
   if (values.context !== undefined) config.context = values.context;
-  if (values.listen !== undefined && values.port !== undefined)
-    throw new UsageError('use either --listen ADDRESS:PORT or --port PORT, not both');
-  if (values.listen !== undefined)
-    Object.assign(config.server, parseListen(values.listen, '--listen'), { enabled: true });
-  if (values.port !== undefined)
-    Object.assign(config.server, { port: parsePort(values.port, '--port'), enabled: true });
+  const listen = listenFlags(values);
+  if (listen !== undefined) Object.assign(config.server, listen, { enabled: true });
   const uiProblem = uiServerProblem(config.server);
   if (uiProblem !== undefined)
     throw new UsageError(

@@ -9,19 +9,22 @@
  */
 import { parseArgs } from 'node:util';
 import { readFile } from 'node:fs/promises';
-import { loadConfig } from '../client/load-config.js';
-import { KubeClient } from '../client/kube-client.js';
 import { Discovery } from '../client/discovery.js';
-import { parseLabelSelector } from '../watch/scope/parse-label-selector.js';
 import { watchResource, type ScopedWatcher } from '../watch/watch-resource.js';
 import { DEFAULT_EXCLUDED_NAMESPACES } from '../raven/config/default-raven-config.js';
 import { systemClock } from '../util/clock.js';
 import { UiFeed } from '../ui/ui-feed.js';
 import { UiServer } from '../ui/ui-server.js';
 import { write, type Output } from './output.js';
-import { installRedactionKey } from '../raven/redaction-key.js';
+import {
+  CLUSTER_OPTIONS,
+  SCOPE_OPTIONS,
+  connectCluster,
+  namespacesOf,
+  scopeSelectors,
+} from './cluster-target.js';
 import { UsageError } from './usage-error.js';
-import { parseListen, parsePort } from './listen-address.js';
+import { LISTEN_OPTIONS, listenFlags } from './listen-address.js';
 import { DEFAULT_RESOURCES, UI_DEFAULT_PORT, uiUsage } from './usage.js';
 
 export interface UiCommandDeps {
@@ -36,34 +39,18 @@ export async function uiCommand(argv: string[], deps: UiCommandDeps): Promise<nu
     allowPositionals: true,
     strict: true,
     options: {
-      namespace: { type: 'string', short: 'n', multiple: true },
-      'all-namespaces': { type: 'boolean', short: 'A' },
-      selector: { type: 'string', short: 'l' },
-      port: { type: 'string' },
-      listen: { type: 'string' },
+      ...SCOPE_OPTIONS,
+      ...LISTEN_OPTIONS,
       'token-file': { type: 'string' },
-      kubeconfig: { type: 'string' },
-      context: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
+      ...CLUSTER_OPTIONS,
     },
   });
   if (values.help === true) {
     await write(deps.output.out, `${uiUsage}\n`);
     return 0;
   }
-  if (values['all-namespaces'] === true && values.namespace !== undefined)
-    throw new UsageError('use either -A or -n, not both');
-  if (values.listen !== undefined && values.port !== undefined)
-    throw new UsageError('use either --listen ADDRESS:PORT or --port PORT, not both');
-  const where =
-    values.listen !== undefined
-      ? parseListen(values.listen, '--listen')
-      : {
-          address: '127.0.0.1',
-          port: values.port === undefined ? UI_DEFAULT_PORT : parsePort(values.port, '--port'),
-        };
-  const labelSelector =
-    values.selector === undefined ? undefined : parseLabelSelector(values.selector).toString();
+  const { labelSelector } = scopeSelectors(values);
+  const where = { address: '127.0.0.1', port: UI_DEFAULT_PORT, ...listenFlags(values) };
   const env = deps.env ?? process.env;
   const token =
     values['token-file'] !== undefined
@@ -71,10 +58,7 @@ export async function uiCommand(argv: string[], deps: UiCommandDeps): Promise<nu
       : env.RAVEN_UI_TOKEN?.trim() || undefined;
   if (token === '') throw new UsageError(`--token-file ${values['token-file'] ?? ''} is empty`);
 
-  const config = await loadConfig({ kubeconfig: values.kubeconfig, context: values.context, env: deps.env });
-  const keyWarning = await installRedactionKey({ env });
-  if (keyWarning !== undefined) await write(deps.output.err, `raven ui: ${keyWarning}\n`);
-  const client = new KubeClient(config);
+  const client = await connectCluster(values, deps, 'raven ui');
   const watchers: ScopedWatcher[] = [];
   let server: UiServer | undefined;
   try {
@@ -82,8 +66,7 @@ export async function uiCommand(argv: string[], deps: UiCommandDeps): Promise<nu
     const names = positionals.length > 0 ? positionals : DEFAULT_RESOURCES;
     const resources = [];
     for (const name of names) resources.push({ name, resource: await discovery.resolve(name, deps.signal) });
-    const namespaces =
-      values['all-namespaces'] === true ? undefined : (values.namespace ?? [...DEFAULT_EXCLUDED_NAMESPACES]);
+    const { namespaces } = namespacesOf(values, DEFAULT_EXCLUDED_NAMESPACES);
     const feed = new UiFeed({ clock: systemClock });
     const following = resources.map(({ name, resource }) => {
       const watcher = watchResource({

@@ -7,15 +7,19 @@
  * apiserver's message); which failures those are is decided in `watch-failures.ts`.
  */
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../client/load-config.js';
-import { KubeClient } from '../client/kube-client.js';
 import { Discovery } from '../client/discovery.js';
-import { parseFieldSelector } from '../watch/scope/field-selector.js';
-import { parseLabelSelector } from '../watch/scope/parse-label-selector.js';
 import { watchResource, type ScopedWatcher } from '../watch/watch-resource.js';
 import { qualifiedName } from '../client/api-resource.js';
 import { paint, write, type Output } from './output.js';
-import { installRedactionKey } from '../raven/redaction-key.js';
+import {
+  CLUSTER_OPTIONS,
+  LISTING_OPTIONS,
+  SCOPE_OPTIONS,
+  connectCluster,
+  namespacesOf,
+  scopeSelectors,
+  stillServed,
+} from './cluster-target.js';
 import { parseWatchFormat, WatchPrinter, type PrintedObject } from './format-watch.js';
 import { UsageError } from './usage-error.js';
 import { WatchFailures } from './watch-failures.js';
@@ -36,17 +40,11 @@ export async function watchCommand(argv: string[], deps: WatchCommandDeps): Prom
     allowPositionals: true,
     strict: true,
     options: {
-      namespace: { type: 'string', short: 'n', multiple: true },
-      'all-namespaces': { type: 'boolean', short: 'A' },
-      selector: { type: 'string', short: 'l' },
-      'field-selector': { type: 'string' },
-      output: { type: 'string', short: 'o' },
+      ...SCOPE_OPTIONS,
+      ...LISTING_OPTIONS,
       'since-now': { type: 'boolean' },
-      'show-managed-fields': { type: 'boolean' },
       'wait-for-rbac': { type: 'boolean' },
-      kubeconfig: { type: 'string' },
-      context: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
+      ...CLUSTER_OPTIONS,
     },
   });
   if (values.help === true) {
@@ -58,30 +56,15 @@ export async function watchCommand(argv: string[], deps: WatchCommandDeps): Prom
     throw new UsageError('raven watch needs a resource, e.g. `raven watch pods`');
   if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
   const format = parseWatchFormat(values.output ?? 'table');
-  if (values['all-namespaces'] === true && values.namespace !== undefined)
-    throw new UsageError('use either -A or -n, not both');
   // Validate selectors before any request, with errors that point at the position.
-  const labelSelector =
-    values.selector === undefined ? undefined : parseLabelSelector(values.selector).toString();
-  const fieldTerms = [
-    values['field-selector'],
-    name === undefined ? undefined : `metadata.name=${name}`,
-  ].filter((t) => t !== undefined);
-  const fieldSelector =
-    fieldTerms.length === 0 ? undefined : parseFieldSelector(fieldTerms.join(',')).toString();
+  const { labelSelector, fieldSelector } = scopeSelectors(values, name);
 
-  const config = await loadConfig({ kubeconfig: values.kubeconfig, context: values.context, env: deps.env });
-  const keyWarning = await installRedactionKey({ env: deps.env ?? process.env });
-  if (keyWarning !== undefined) await write(deps.output.err, `raven watch: ${keyWarning}\n`);
-  const client = new KubeClient(config);
+  const client = await connectCluster(values, deps, 'raven watch');
   let watcher: ScopedWatcher | undefined;
   try {
     const discovery = new Discovery(client);
     const resource = await discovery.resolve(resourceName, deps.signal);
-    const namespaces =
-      values['all-namespaces'] === true ? undefined : (values.namespace ?? [client.namespace]);
-    const allNamespaces =
-      namespaces === undefined || namespaces.some((n) => /[*?!]/.test(n)) || namespaces.length > 1;
+    const { namespaces, allNamespaces } = namespacesOf(values, [client.namespace]);
     // Rows need the server's columns; the other formats print from the objects (the plain form).
     const rows = format.kind === 'table' || format.kind === 'wide' || format.kind === 'diff';
     const table = rows ? new ServerTable() : undefined;
@@ -97,11 +80,7 @@ export async function watchCommand(argv: string[], deps: WatchCommandDeps): Prom
     const failures = new WatchFailures({
       waitForRbac: values['wait-for-rbac'] === true,
       resource: qualifiedName(resource),
-      stillServed: async () =>
-        (await discovery.refresh(deps.signal)).some(
-          (r) =>
-            r.group === resource.group && r.version === resource.version && r.resource === resource.resource,
-        ),
+      stillServed: stillServed(discovery, resource, deps.signal),
     });
     const printer = new WatchPrinter({
       output: deps.output,

@@ -1,0 +1,103 @@
+/**
+ * What `raven get`, `raven watch` and `raven ui` share: the options that pick a cluster and the
+ * objects in it, their checks (made before any request, so a typo costs no round trip), and the
+ * connection each command opens (kubeconfig, then the Secret redaction key).
+ */
+import { loadConfig } from '../client/load-config.js';
+import { KubeClient } from '../client/kube-client.js';
+import type { Discovery } from '../client/discovery.js';
+import type { ApiResource } from '../client/api-resource.js';
+import { parseFieldSelector } from '../watch/scope/field-selector.js';
+import { parseLabelSelector } from '../watch/scope/parse-label-selector.js';
+import { installRedactionKey } from '../raven/redaction-key.js';
+import { write, type Output } from './output.js';
+import { UsageError } from './usage-error.js';
+
+/** The cluster: `--kubeconfig`, `--context`, and `-h`. */
+export const CLUSTER_OPTIONS = {
+  kubeconfig: { type: 'string' },
+  context: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** Which objects: `-n` (repeatable, patterns), `-A`, `-l`. */
+export const SCOPE_OPTIONS = {
+  namespace: { type: 'string', short: 'n', multiple: true },
+  'all-namespaces': { type: 'boolean', short: 'A' },
+  selector: { type: 'string', short: 'l' },
+} as const;
+
+/** How objects print: `--field-selector`, `-o`, `--show-managed-fields` (get and watch). */
+export const LISTING_OPTIONS = {
+  'field-selector': { type: 'string' },
+  output: { type: 'string', short: 'o' },
+  'show-managed-fields': { type: 'boolean' },
+} as const;
+
+export interface ScopeValues {
+  namespace?: string[];
+  'all-namespaces'?: boolean;
+  selector?: string;
+  'field-selector'?: string;
+}
+
+export interface Selectors {
+  labelSelector: string | undefined;
+  fieldSelector: string | undefined;
+}
+
+/**
+ * The selectors, checked (a parse error points at the position), with a named object as a
+ * `metadata.name=` field term; `-A` with `-n` is a usage error.
+ */
+export function scopeSelectors(values: ScopeValues, name?: string): Selectors {
+  if (values['all-namespaces'] === true && values.namespace !== undefined)
+    throw new UsageError('use either -A or -n, not both');
+  const labelSelector =
+    values.selector === undefined ? undefined : parseLabelSelector(values.selector).toString();
+  const fieldTerms = [
+    values['field-selector'],
+    name === undefined ? undefined : `metadata.name=${name}`,
+  ].filter((t) => t !== undefined);
+  const fieldSelector =
+    fieldTerms.length === 0 ? undefined : parseFieldSelector(fieldTerms.join(',')).toString();
+  return { labelSelector, fieldSelector };
+}
+
+export interface Namespaces {
+  /** undefined: every namespace. */
+  namespaces: string[] | undefined;
+  /** More than one namespace may show up (so rows name theirs). */
+  allNamespaces: boolean;
+}
+
+/** `-A`, else `-n`, else `fallback` (the kubeconfig context's namespace for get and watch). */
+export function namespacesOf(values: ScopeValues, fallback: readonly string[]): Namespaces {
+  const namespaces = values['all-namespaces'] === true ? undefined : (values.namespace ?? [...fallback]);
+  const allNamespaces =
+    namespaces === undefined || namespaces.some((n) => /[*?!]/.test(n)) || namespaces.length > 1;
+  return { namespaces, allNamespaces };
+}
+
+/**
+ * A client for the kubeconfig's cluster, with the redaction key installed (a warning about the key
+ * goes to stderr, prefixed with the command). The caller destroys the client.
+ */
+export async function connectCluster(
+  values: { kubeconfig?: string; context?: string },
+  deps: { output: Output; env?: NodeJS.ProcessEnv },
+  command: string,
+): Promise<KubeClient> {
+  const config = await loadConfig({ kubeconfig: values.kubeconfig, context: values.context, env: deps.env });
+  const keyWarning = await installRedactionKey({ env: deps.env ?? process.env });
+  if (keyWarning !== undefined) await write(deps.output.err, `${command}: ${keyWarning}\n`);
+  return new KubeClient(config);
+}
+
+/** Whether discovery still serves `resource` (asked after a 404, to tell a removed CRD from a typo). */
+export function stillServed(discovery: Discovery, resource: ApiResource, signal: AbortSignal) {
+  return async (): Promise<boolean> =>
+    (await discovery.refresh(signal)).some(
+      (r) => r.group === resource.group && r.version === resource.version && r.resource === resource.resource,
+    );
+}

@@ -1,17 +1,21 @@
 /**
  * What `raven get`, `raven watch` and `raven ui` share: the options that pick a cluster and the
- * objects in it, their checks (made before any request, so a typo costs no round trip), and the
- * connection each command opens (kubeconfig, then the Secret redaction key).
+ * objects in it, their checks (made before any request, so a typo costs no round trip), the
+ * connection each command opens (kubeconfig, then the Secret redaction key), and the watch that
+ * get and watch start on it.
  */
 import { loadConfig } from '../client/load-config.js';
 import { KubeClient } from '../client/kube-client.js';
-import type { Discovery } from '../client/discovery.js';
-import type { ApiResource } from '../client/api-resource.js';
+import { Discovery } from '../client/discovery.js';
+import { qualifiedName, type ApiResource, type ResolvedResource } from '../client/api-resource.js';
+import { watchResource, type ScopedWatcher } from '../watch/watch-resource.js';
 import { parseFieldSelector } from '../watch/scope/field-selector.js';
 import { parseLabelSelector } from '../watch/scope/parse-label-selector.js';
 import { installRedactionKey } from '../raven/redaction-key.js';
 import { write, type Output } from './output.js';
 import { UsageError } from './usage-error.js';
+import { ServerTable } from './server-table.js';
+import { WatchFailures } from './watch-failures.js';
 
 /** The cluster: `--kubeconfig`, `--context`, and `-h`. */
 export const CLUSTER_OPTIONS = {
@@ -100,4 +104,47 @@ export function stillServed(discovery: Discovery, resource: ApiResource, signal:
     (await discovery.refresh(signal)).some(
       (r) => r.group === resource.group && r.version === resource.version && r.resource === resource.resource,
     );
+}
+
+export interface TargetWatch extends Namespaces {
+  resource: ResolvedResource;
+  /** The apiserver's columns, when the output is rows. */
+  table: ServerTable | undefined;
+  watcher: ScopedWatcher;
+  failures: WatchFailures;
+}
+
+/**
+ * Resolve the resource, and start its watch (in Table form when `rows`) with the judge of its
+ * failures: what `raven get` and `raven watch` run. The caller closes the watcher.
+ */
+export async function watchTarget(
+  client: KubeClient,
+  target: {
+    resourceName: string;
+    values: ScopeValues & { 'show-managed-fields'?: boolean };
+    selectors: Selectors;
+    rows: boolean;
+    waitForRbac: boolean;
+  },
+  signal: AbortSignal,
+): Promise<TargetWatch> {
+  const discovery = new Discovery(client);
+  const resource = await discovery.resolve(target.resourceName, signal);
+  const { namespaces, allNamespaces } = namespacesOf(target.values, [client.namespace]);
+  const table = target.rows ? new ServerTable() : undefined;
+  const watcher = watchResource({
+    transport: table?.transport(client) ?? client,
+    resource,
+    namespaces,
+    ...target.selectors,
+    dropManagedFields: target.values['show-managed-fields'] !== true,
+    signal,
+  });
+  const failures = new WatchFailures({
+    waitForRbac: target.waitForRbac,
+    resource: qualifiedName(resource),
+    stillServed: stillServed(discovery, resource, signal),
+  });
+  return { resource, namespaces, allNamespaces, table, watcher, failures };
 }

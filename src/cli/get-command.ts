@@ -12,10 +12,8 @@
  */
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
-import { Discovery } from '../client/discovery.js';
-import { qualifiedName } from '../client/api-resource.js';
 import type { KubeObject } from '../client/kube-object.js';
-import { watchResource, type ScopedWatcher } from '../watch/watch-resource.js';
+import type { ScopedWatcher } from '../watch/watch-resource.js';
 import { redact } from '../raven/redact.js';
 import { paint, write, type Output } from './output.js';
 import {
@@ -23,9 +21,8 @@ import {
   LISTING_OPTIONS,
   SCOPE_OPTIONS,
   connectCluster,
-  namespacesOf,
   scopeSelectors,
-  stillServed,
+  watchTarget,
 } from './cluster-target.js';
 import { parseWatchFormat, WatchPrinter, type PrintedObject } from './format-watch.js';
 import { UsageError } from './usage-error.js';
@@ -56,31 +53,25 @@ export async function getCommand(argv: string[], deps: GetCommandDeps): Promise<
   const format = parseWatchFormat(values.output ?? 'table');
   if (format.kind === 'diff')
     throw new UsageError('--output diff shows changes: use `raven watch -o diff`; raven get prints objects');
-  const { labelSelector, fieldSelector } = scopeSelectors(values, name);
+  const selectors = scopeSelectors(values, name);
 
   const client = await connectCluster(values, deps, 'raven get');
   let watcher: ScopedWatcher | undefined;
   try {
-    const discovery = new Discovery(client);
-    const resource = await discovery.resolve(resourceName, deps.signal);
-    const { namespaces, allNamespaces } = namespacesOf(values, [client.namespace]);
-    const rows = format.kind === 'table' || format.kind === 'wide';
-    const table = rows ? new ServerTable() : undefined;
-    watcher = watchResource({
-      transport: table?.transport(client) ?? client,
-      resource,
-      namespaces,
-      labelSelector,
-      fieldSelector,
-      dropManagedFields: values['show-managed-fields'] !== true,
-      signal: deps.signal,
-    });
-    const failures = new WatchFailures({
-      waitForRbac: false,
-      resource: qualifiedName(resource),
-      stillServed: stillServed(discovery, resource, deps.signal),
-    });
-    const listed = await listOnce(watcher, table, failures, deps);
+    const started = await watchTarget(
+      client,
+      {
+        resourceName,
+        values,
+        selectors,
+        rows: format.kind === 'table' || format.kind === 'wide',
+        waitForRbac: false,
+      },
+      deps.signal,
+    );
+    const { resource, namespaces, allNamespaces, table, failures } = started;
+    watcher = started.watcher;
+    const listed = await listOnce(started.watcher, table, failures, deps);
     if (typeof listed === 'string') {
       await write(deps.output.err, `${paint(deps.output, 'red', `raven get: ${listed}`)}\n`);
       return 1;

@@ -7,18 +7,15 @@
  * apiserver's message); which failures those are is decided in `watch-failures.ts`.
  */
 import { parseArgs } from 'node:util';
-import { Discovery } from '../client/discovery.js';
-import { watchResource, type ScopedWatcher } from '../watch/watch-resource.js';
-import { qualifiedName } from '../client/api-resource.js';
+import type { ScopedWatcher } from '../watch/watch-resource.js';
 import { paint, write, type Output } from './output.js';
 import {
   CLUSTER_OPTIONS,
   LISTING_OPTIONS,
   SCOPE_OPTIONS,
   connectCluster,
-  namespacesOf,
   scopeSelectors,
-  stillServed,
+  watchTarget,
 } from './cluster-target.js';
 import { parseWatchFormat, WatchPrinter, type PrintedObject } from './format-watch.js';
 import { UsageError } from './usage-error.js';
@@ -57,31 +54,25 @@ export async function watchCommand(argv: string[], deps: WatchCommandDeps): Prom
   if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
   const format = parseWatchFormat(values.output ?? 'table');
   // Validate selectors before any request, with errors that point at the position.
-  const { labelSelector, fieldSelector } = scopeSelectors(values, name);
+  const selectors = scopeSelectors(values, name);
 
   const client = await connectCluster(values, deps, 'raven watch');
   let watcher: ScopedWatcher | undefined;
   try {
-    const discovery = new Discovery(client);
-    const resource = await discovery.resolve(resourceName, deps.signal);
-    const { namespaces, allNamespaces } = namespacesOf(values, [client.namespace]);
-    // Rows need the server's columns; the other formats print from the objects (the plain form).
-    const rows = format.kind === 'table' || format.kind === 'wide' || format.kind === 'diff';
-    const table = rows ? new ServerTable() : undefined;
-    watcher = watchResource({
-      transport: table?.transport(client) ?? client,
-      resource,
-      namespaces,
-      labelSelector,
-      fieldSelector,
-      dropManagedFields: values['show-managed-fields'] !== true,
-      signal: deps.signal,
-    });
-    const failures = new WatchFailures({
-      waitForRbac: values['wait-for-rbac'] === true,
-      resource: qualifiedName(resource),
-      stillServed: stillServed(discovery, resource, deps.signal),
-    });
+    const started = await watchTarget(
+      client,
+      {
+        resourceName,
+        values,
+        selectors,
+        // Rows need the server's columns; the other formats print from the objects (the plain form).
+        rows: format.kind === 'table' || format.kind === 'wide' || format.kind === 'diff',
+        waitForRbac: values['wait-for-rbac'] === true,
+      },
+      deps.signal,
+    );
+    const { resource, namespaces, allNamespaces, table, failures } = started;
+    watcher = started.watcher;
     const printer = new WatchPrinter({
       output: deps.output,
       format,
@@ -95,11 +86,10 @@ export async function watchCommand(argv: string[], deps: WatchCommandDeps): Prom
     if (progress.shown)
       progress.total = await estimateListTotal(client, resource, {
         namespaces,
-        labelSelector,
-        fieldSelector,
+        ...selectors,
         signal: deps.signal,
       });
-    return await follow(watcher, {
+    return await follow(started.watcher, {
       printer,
       failures,
       table,

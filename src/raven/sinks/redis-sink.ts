@@ -5,9 +5,9 @@
  * skips a change the stream already has (`redis-append.ts`): a retry or a restart's replay adds
  * nothing.
  *
- * Deliveries in flight together are sent as one pipeline (one round trip, `batch-writer.ts`); a
- * pipeline with a failure fails whole and each change is retried, which the script makes
- * harmless. While the connection is down, commands fail at once instead of queueing in memory
+ * Deliveries in flight together are appended by one script call (one round trip, one command,
+ * `batch-writer.ts`); a batch with a failure fails whole and each change is retried, which the
+ * script makes harmless. While the connection is down, commands fail at once instead of queueing in memory
  * (the client's offline queue is off) and the client reconnects in the background. Failures are
  * classified by `isRetryableRedisError`: a lost connection and error replies about the server's
  * state (loading, out of memory, read-only) are retried; other error replies are not. The URL (it
@@ -18,7 +18,7 @@ import { isRetryableRedisError } from '../../errors/classify.js';
 import { ConfigError, SinkError } from '../../errors/raven-error.js';
 import type { SinkRecord } from '../gap-notice.js';
 import { BatchWriter } from './batch-writer.js';
-import { APPEND_SCRIPT, appendArguments } from './redis-append.js';
+import { APPEND_SCRIPT, appendBatchArguments, appendItem, type AppendItem } from './redis-append.js';
 import type { Sink } from './sink.js';
 
 export interface RedisSinkOptions {
@@ -31,9 +31,9 @@ export interface RedisSinkOptions {
   maxLen?: number;
   /** How long the per-object de-duplication keys live after an object's last change; default 7 days. */
   dedupeTtlSeconds?: number;
-  /** Most changes per pipeline; default 500. */
+  /** Most changes per script call; default 500. */
   maxBatch?: number;
-  /** To connect, and for each pipeline; default 10 000 ms. */
+  /** To connect, and for each script call; default 10 000 ms. */
   timeoutMs?: number;
 }
 
@@ -51,7 +51,7 @@ export class RedisSink implements Sink {
   readonly #redis: RedisWithAppend;
   readonly #stream: string;
   readonly #limits: { maxLen: number; dedupeTtlSeconds: number };
-  readonly #writer: BatchWriter<string[]>;
+  readonly #writer: BatchWriter<AppendItem>;
   #connecting: Promise<void> | undefined;
 
   constructor(options: RedisSinkOptions) {
@@ -78,7 +78,8 @@ export class RedisSink implements Sink {
     });
     // Connection errors surface as failed writes; the event only keeps ioredis from printing them.
     redis.on('error', () => undefined);
-    redis.defineCommand('ravenAppend', { numberOfKeys: 2, lua: APPEND_SCRIPT });
+    // No fixed key count: each call names it (the stream and one de-duplication key per change).
+    redis.defineCommand('ravenAppend', { lua: APPEND_SCRIPT });
     this.#redis = redis as RedisWithAppend;
     this.#writer = new BatchWriter((batch) => this.#append(batch), {
       maxBatch: options.maxBatch ?? 500,
@@ -87,7 +88,7 @@ export class RedisSink implements Sink {
   }
 
   deliver(record: SinkRecord, signal: AbortSignal): Promise<void> {
-    return this.#writer.submit(appendArguments(this.#stream, record, this.#limits), signal);
+    return this.#writer.submit(appendItem(this.#stream, record), signal);
   }
 
   async close(): Promise<void> {
@@ -98,15 +99,10 @@ export class RedisSink implements Sink {
     await this.#redis.quit().catch(() => this.#redis.disconnect());
   }
 
-  async #append(batch: string[][]): Promise<void> {
+  async #append(batch: AppendItem[]): Promise<void> {
     try {
       await this.#connect();
-      const pipeline = this.#redis.pipeline();
-      for (const args of batch)
-        (pipeline as unknown as { ravenAppend: (...a: string[]) => unknown }).ravenAppend(...args);
-      const results = (await pipeline.exec()) ?? [];
-      const failed = results.find(([err]) => err !== null)?.[0];
-      if (failed instanceof Error) throw failed;
+      await this.#redis.ravenAppend(...appendBatchArguments(this.#stream, batch, this.#limits));
     } catch (err) {
       throw this.#sinkError(err, batch.length);
     }

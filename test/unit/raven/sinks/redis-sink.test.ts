@@ -69,6 +69,36 @@ describe('redis sink', () => {
     }
   });
 
+  test('a batch that failed part-way is delivered again without repeating what it had appended', async () => {
+    const stream = freshStream();
+    const sink = new RedisSink({ name: 'stream', url: server.url(), stream });
+    try {
+      const events = ['a', 'b', 'c', 'd', 'e'].map((name) => sampleEvent({ name }));
+      // The third change's de-duplication key is a hash: the script fails there (WRONGTYPE), after
+      // appending the first two.
+      const broken = `${stream}:raven:last:uid-c`;
+      await server.using(0, (r) => r.hset(broken, 'x', '1'));
+      const first = await Promise.allSettled(events.map((e) => sink.deliver(e, signal)));
+      assert.deepEqual(
+        first.map((r) => r.status),
+        ['rejected', 'rejected', 'rejected', 'rejected', 'rejected'],
+        'the batch fails whole',
+      );
+      assert.deepEqual(
+        (await server.entries(stream)).map((e) => e.id),
+        events.slice(0, 2).map((e) => e.id),
+      );
+      await server.using(0, (r) => r.del(broken));
+      await Promise.all(events.map((e) => sink.deliver(e, signal)));
+      assert.deepEqual(
+        (await server.entries(stream)).map((e) => e.id),
+        events.map((e) => e.id),
+      );
+    } finally {
+      await sink.close();
+    }
+  });
+
   test('a replayed older change of an object is skipped, a newer one appended', async () => {
     const stream = freshStream();
     const sink = new RedisSink({ name: 'stream', url: server.url(), stream });

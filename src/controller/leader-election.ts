@@ -121,9 +121,15 @@ export class LeaderElector {
    * await elector.run(signal);
    */
   async run(signal: AbortSignal): Promise<void> {
-    while (!signal.aborted) {
+    for (;;) {
       const acquired = await this.#acquire(signal);
       if (!acquired) return;
+      if (signal.aborted) {
+        // The lease was taken as the signal aborted: give it back without starting any work,
+        // since `onStartedLeading` must never get a signal that has already aborted.
+        if (this.#o.releaseOnCancel !== false) await this.#release();
+        return;
+      }
       await this.#lead(signal);
     }
   }
@@ -147,11 +153,11 @@ export class LeaderElector {
     this.#leading = true;
     this.#log.info({}, 'started leading');
     const term: LeaderTerm = { epoch: this.#observed?.lease.spec?.leaseTransitions ?? 0 };
-    const work = Promise.resolve()
-      .then(() => this.#o.onStartedLeading(leadership.signal, term))
-      .catch((err: unknown) => {
-        this.#log.error({ err: err instanceof Error ? err.message : String(err) }, 'leader work failed');
-      });
+    // Called now, not on a later microtask: nothing can abort `leadership` before the work has
+    // seen it live and subscribed.
+    const work = (async () => this.#o.onStartedLeading(leadership.signal, term))().catch((err: unknown) => {
+      this.#log.error({ err: err instanceof Error ? err.message : String(err) }, 'leader work failed');
+    });
     let lastRenew = this.#clock.now();
     try {
       while (!signal.aborted) {

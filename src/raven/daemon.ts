@@ -331,6 +331,11 @@ export class Daemon {
     const config = this.#config;
     const router = new Router(config);
     const stopWork = new AbortController();
+    // Linked before the first await: a stop that comes while the checkpoint opens is not missed
+    // (a listener added to a signal that has already aborted never runs).
+    const onAbort = (): void => stopWork.abort(signal.reason);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
     // A shared checkpoint another replica took over stops this replica's work at once.
     const checkpoints = await openCheckpointStore(config.checkpoint, {
       clock: this.#clock,
@@ -338,13 +343,14 @@ export class Daemon {
       holder: config.leaderElection.identity,
       ...(epoch === undefined ? {} : { epoch }),
       onFenced: (error) => stopWork.abort(error),
+    }).catch((err: unknown) => {
+      signal.removeEventListener('abort', onAbort);
+      throw err;
     });
     const deliveries = new Map<string, SinkDelivery>();
     const handlers = new Map<string, HandlerRunner>();
     const watcherSinks = new Map<string, WatcherSinks>();
     const overflowedAt = new Map<string, number>();
-    const onAbort = (): void => stopWork.abort(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
     try {
       for (const sinkConfig of config.sinks) {
         const sink = buildSink(sinkConfig, {

@@ -143,6 +143,40 @@ test('a graceful stop releases the lease and the successor takes over at its nex
   await b.done;
 });
 
+test('a stop that comes while the lease is being taken starts no work, and the lease is given back', async () => {
+  const clock = new FakeClock();
+  const server = new LeaseServer();
+  const controller = new AbortController();
+  const inner = server.clientFor('a');
+  // The stop arrives after the apiserver granted the lease, before the answer is read: the
+  // request cannot be cancelled any more, so the candidate holds a lease it must not use.
+  const client: LeaseClient = {
+    request: async <T>(options: { method: string; path: string; body?: unknown }): Promise<T> => {
+      const answer = await inner.request<T>(options);
+      if (options.method === 'POST') controller.abort(new Error('interrupted'));
+      return answer;
+    },
+  };
+  let started = 0;
+  const elector = new LeaderElector({
+    client,
+    namespace: 'ns',
+    name: 'lock',
+    identity: 'a',
+    clock,
+    random: () => 0.5,
+    onStartedLeading: () => {
+      started++;
+    },
+  });
+  const done = elector.run(controller.signal);
+  await clock.tick(100);
+  await done;
+  assert.equal(started, 0, 'no work started under a signal that had aborted');
+  assert.equal(elector.isLeader, false);
+  assert.equal(server.lease?.spec?.holderIdentity, '', 'released');
+});
+
 test('a lease held by a live leader is not taken even when the candidate clock is far ahead', async () => {
   const clock = new FakeClock();
   const server = new LeaseServer();

@@ -29,10 +29,13 @@ export interface TranslatorContext {
   pods: StoreReader<KubeObject>;
   services: StoreReader<KubeObject>;
   endpointSlices: StoreReader<KubeObject>;
+  networkPolicies: StoreReader<KubeObject>;
   patch: PatchObject;
   status: TranslationStatus;
   /** What the translator knows of each namespace's network (by namespace name, for one uid). */
   namespaceNetworks: Map<string, { uid: string; network: NamespaceNetwork }>;
+  /** The security group of each NetworkPolicy (by `namespace/name`, for one uid). */
+  policyGroups: Map<string, { uid: string; id: string }>;
   logger: Logger;
   signal: AbortSignal;
 }

@@ -27,6 +27,8 @@ import { collectGarbage } from './garbage-collector.js';
 import { ensureInfrastructure, type Infrastructure } from './infrastructure.js';
 import { reconcileNamespace } from './namespace-translator.js';
 import { reconcilePod } from './pod-translator.js';
+import { concernsPod, selectsPod, type PolicyShape } from './policy-rules.js';
+import { reconcilePolicy } from './policy-translator.js';
 import { reconcileService } from './service-translator.js';
 import type { TranslatorSettings } from './settings.js';
 import { TranslationStatus } from './translation-status.js';
@@ -34,6 +36,12 @@ import { TranslationStatus } from './translation-status.js';
 const NAMESPACES: ResourceRef = { group: '', version: 'v1', resource: 'namespaces', namespaced: false };
 const PODS: ResourceRef = { group: '', version: 'v1', resource: 'pods', namespaced: true };
 const SERVICES: ResourceRef = { group: '', version: 'v1', resource: 'services', namespaced: true };
+const POLICIES: ResourceRef = {
+  group: 'networking.k8s.io',
+  version: 'v1',
+  resource: 'networkpolicies',
+  namespaced: true,
+};
 const SLICES: ResourceRef = {
   group: 'discovery.k8s.io',
   version: 'v1',
@@ -96,6 +104,7 @@ export class Translator {
     const pods = informers.informerFor({ resource: PODS });
     const services = informers.informerFor({ resource: SERVICES });
     const slices = informers.informerFor({ resource: SLICES });
+    const policies = informers.informerFor({ resource: POLICIES });
     const ctx: TranslatorContext = {
       os: this.#o.openstack,
       settings: this.#o.settings,
@@ -104,9 +113,11 @@ export class Translator {
       pods: pods.store,
       services: services.store,
       endpointSlices: slices.store,
+      networkPolicies: policies.store,
       patch: this.#patcher(),
       status: this.status,
       namespaceNetworks: new Map(),
+      policyGroups: new Map(),
       logger: this.#log,
       signal,
     };
@@ -158,6 +169,36 @@ export class Translator {
               .byIndex('namespace', ns.metadata?.name ?? '')
               .map((p) => makeObjectKey(p.metadata?.name ?? '', p.metadata?.namespace)),
         },
+        // A policy's change moves the pods it selects (before or after) in or out of its group.
+        {
+          informer: policies,
+          map: (policy) =>
+            pods.store
+              .byIndex('namespace', policy.metadata?.namespace ?? '')
+              .filter((p) => selectsPod(policy as DeepReadonly<PolicyShape>, p))
+              .map((p) => makeObjectKey(p.metadata?.name ?? '', p.metadata?.namespace)),
+        },
+      ],
+    });
+    const allPolicies = (): ObjectKey[] =>
+      policies.store.list().map((p) => makeObjectKey(p.metadata?.name ?? '', p.metadata?.namespace));
+    const policyController = new Controller({
+      ...common,
+      name: 'networkpolicies',
+      primary: policies,
+      reconcile: guarded('NetworkPolicy', reconcilePolicy),
+      watches: [
+        // A pod's labels, port address or named ports feed the rules of the policies naming it.
+        {
+          informer: pods,
+          map: (p) =>
+            policies.store
+              .list()
+              .filter((policy) => concernsPod(policy as DeepReadonly<PolicyShape>, p))
+              .map((policy) => makeObjectKey(policy.metadata?.name ?? '', policy.metadata?.namespace)),
+        },
+        // A namespace's labels decide namespace selectors; its subnet is what they become.
+        { informer: namespaces, map: allPolicies },
       ],
     });
     const serviceController = new Controller({
@@ -180,13 +221,18 @@ export class Translator {
         },
       ],
     });
-    this.#controllers = [namespaceController, podController, serviceController];
+    this.#controllers = [namespaceController, podController, serviceController, policyController];
     informers.start(signal);
     const runs = this.#controllers.map((c) => c.run(signal));
     const gc = this.#gcLoop(
       ctx,
       informers,
-      { namespaces: namespaceController, pods: podController, services: serviceController },
+      {
+        namespaces: namespaceController,
+        pods: podController,
+        services: serviceController,
+        policies: policyController,
+      },
       signal,
     );
     await Promise.all([...runs, gc]);
@@ -225,6 +271,7 @@ export class Translator {
       namespaces: Controller<KubeObject>;
       pods: Controller<KubeObject>;
       services: Controller<KubeObject>;
+      policies: Controller<KubeObject>;
     },
     signal: AbortSignal,
   ): Promise<void> {
@@ -238,7 +285,9 @@ export class Translator {
                 ? controllers.namespaces
                 : kind === 'Pod'
                   ? controllers.pods
-                  : controllers.services;
+                  : kind === 'NetworkPolicy'
+                    ? controllers.policies
+                    : controllers.services;
             target.enqueue(key as ObjectKey);
           });
         } catch (error) {

@@ -14,7 +14,7 @@ import { isInvalid, isNotFound } from '../errors/classify.js';
 import { portAddresses } from '../openstack/neutron-client.js';
 import type { Port, PortCreate } from '../openstack/neutron-types.js';
 import { done, requeueAfter, type HandlerResult } from '../queue/handler-result.js';
-import { ensureOwned } from './adopt.js';
+import { ensureOwned, type Collection } from './adopt.js';
 import { asShape, type TranslatorContext } from './context.js';
 import { clusterTag, identityOf, ownerTag, roleTag, uidTag } from './identity.js';
 import { forgetNamespaceNetwork, namespaceNetwork } from './namespace-translator.js';
@@ -65,7 +65,7 @@ export async function reconcilePod(key: string, ctx: TranslatorContext): Promise
   let port: Port;
   try {
     ({ resource: port } = await ensureOwned<Port, PortCreate>(
-      ctx.os.neutron.ports,
+      portsOf(ctx),
       identity,
       {
         network_id: net.networkId,
@@ -98,6 +98,17 @@ export async function reconcilePod(key: string, ctx: TranslatorContext): Promise
   }
   ctx.status.managed(KIND, key);
   return done();
+}
+
+/** The ports collection, its creates batched into bulk calls when that is possible. */
+function portsOf(ctx: TranslatorContext): Collection<Port, PortCreate> {
+  const batcher = ctx.portBatcher;
+  if (batcher === undefined) return ctx.os.neutron.ports;
+  return {
+    list: (filters) => ctx.os.neutron.ports.list(filters),
+    create: (input) => batcher.create(input),
+    tagsOnCreate: true,
+  };
 }
 
 function sameMembers(a: readonly string[], b: readonly string[]): boolean {

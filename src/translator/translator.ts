@@ -27,6 +27,7 @@ import { collectGarbage } from './garbage-collector.js';
 import { ensureInfrastructure, type Infrastructure } from './infrastructure.js';
 import { reconcileNamespace } from './namespace-translator.js';
 import { reconcilePod } from './pod-translator.js';
+import { PortBatcher } from './port-batcher.js';
 import { concernsPod, selectsPod, type PolicyShape } from './policy-rules.js';
 import { reconcilePolicy } from './policy-translator.js';
 import { reconcileService } from './service-translator.js';
@@ -118,6 +119,9 @@ export class Translator {
       status: this.status,
       namespaceNetworks: new Map(),
       policyGroups: new Map(),
+      portBatcher: this.#o.openstack.neutron.ports.tagsOnCreate
+        ? new PortBatcher(this.#o.openstack.neutron.ports)
+        : undefined,
       logger: this.#log,
       signal,
     };

@@ -48,16 +48,27 @@ async function portRules(
     .sort();
 }
 
-async function podIp(plane: ControlPlane, namespace: string, name: string): Promise<string> {
+async function podIp(
+  plane: ControlPlane,
+  raven: RavenProcess,
+  namespace: string,
+  name: string,
+): Promise<string> {
   let ip = '';
-  await until(`pod ${namespace}/${name} has a port`, async () => {
-    const pod = JSON.parse(
-      (await plane.adminRequest('GET', `/api/v1/namespaces/${namespace}/pods/${name}`)).body,
-    ) as PodObj;
-    const raw = pod.metadata.annotations?.[PORT_ANNOTATION];
-    ip = raw === undefined ? '' : ((JSON.parse(raw) as { ips: string[] }).ips[0] ?? '');
-    return ip !== '';
-  });
+  const show = () => raven.stderr().split('\n').slice(-40).join('\n');
+  // The timeout is a safety net only: Neutron on SQLite answers in seconds under load.
+  await until(
+    `pod ${namespace}/${name} has a port`,
+    async () => {
+      const pod = JSON.parse(
+        (await plane.adminRequest('GET', `/api/v1/namespaces/${namespace}/pods/${name}`)).body,
+      ) as PodObj;
+      const raw = pod.metadata.annotations?.[PORT_ANNOTATION];
+      ip = raw === undefined ? '' : ((JSON.parse(raw) as { ips: string[] }).ips[0] ?? '');
+      return ip !== '';
+    },
+    { timeoutMs: 600_000, show },
+  );
   return ip;
 }
 
@@ -75,7 +86,9 @@ test(
     const dir = await tempDir(t);
     const cfg = await writeConfig(
       dir,
-      config({ clusterId, project, neutron: lab.neutronUrl, octavia: lab.octaviaUrl }),
+      // Garbage collection lists everything in the lab: every 60 s, not 5, as Neutron answers slowly
+      // under load (the pass at start is what finds the groups of policies deleted while down).
+      config({ clusterId, project, neutron: lab.neutronUrl, octavia: lab.octaviaUrl, gcSeconds: 60 }),
     );
     const shop = await freshNamespace(plane, 'shop');
     const tools = await freshNamespace(plane, 'tools');
@@ -90,7 +103,7 @@ test(
 
     let raven: RavenProcess = startRaven(['run', '-c', cfg], { kubeconfig: plane.kubeconfig });
     t.after(() => raven.kill('SIGKILL'));
-    const client = await podIp(plane, shop, 'client');
+    const client = await podIp(plane, raven, shop, 'client');
     const subnets = new Map<string, string>();
     const subnetOf = async (ns: string): Promise<string> => {
       const known = subnets.get(ns);
@@ -129,8 +142,11 @@ test(
         },
         {
           timeoutMs: 600_000, // a safety net only: Neutron on SQLite answers in seconds under load
-          show: () =>
-            `${last.join('\n')}\n--- raven log tail:\n${raven.stderr().split('\n').slice(-30).join('\n')}`,
+          show: () => {
+            const lines = raven.stderr().split('\n');
+            const warnings = lines.filter((l) => /"level":(40|50|60)/.test(l)).slice(-20);
+            return `${last.join('\n')}\n--- raven warnings:\n${warnings.join('\n')}\n--- raven log tail:\n${lines.slice(-30).join('\n')}`;
+          },
         },
       );
     };
@@ -195,7 +211,7 @@ test(
 
     // A new pod with the label is allowed; the namespace losing its label is not any more.
     await create(`/api/v1/namespaces/${shop}/pods`, pod('client2', { role: 'client' }));
-    const client2 = await podIp(plane, shop, 'client2');
+    const client2 = await podIp(plane, raven, shop, 'client2');
     await ok(
       plane.adminRequest('PATCH', `/api/v1/namespaces/${tools}`, { metadata: { labels: { team: null } } }),
     );

@@ -59,6 +59,8 @@ export function config(options: {
   neutron: string;
   octavia: string;
   external?: string;
+  /** Default 5 s. */
+  gcSeconds?: number;
 }): string {
   return `logLevel: debug
 server: { port: 0 }
@@ -72,7 +74,7 @@ translators:
       timeoutMs: 20000
     serviceCidr: ${SERVICE_CIDR}
     podCidr: 10.244.0.0/16
-${options.external === undefined ? '' : `    externalNetworkId: ${options.external}\n`}    gcIntervalSeconds: 5
+${options.external === undefined ? '' : `    externalNetworkId: ${options.external}\n`}    gcIntervalSeconds: ${options.gcSeconds ?? 5}
     loadBalancerTimeoutSeconds: 120
 `;
 }

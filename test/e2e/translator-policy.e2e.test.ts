@@ -67,7 +67,7 @@ async function podIp(
       ip = raw === undefined ? '' : ((JSON.parse(raw) as { ips: string[] }).ips[0] ?? '');
       return ip !== '';
     },
-    { timeoutMs: 600_000, show },
+    { timeoutMs: 900_000, show },
   );
   return ip;
 }
@@ -77,7 +77,7 @@ const tcp = (port: number, from: string) => `ingress IPv4 tcp:${port}-${port} fr
 
 test(
   'NetworkPolicies become exactly the security-group rules they imply, through changes, a SIGKILL and deletions while Raven is down',
-  { timeout: 2_400_000 },
+  { timeout: 3_600_000 },
   async (t) => {
     const { lab, project, os } = await labSetup(t);
     const plane = await privateCluster();
@@ -141,7 +141,7 @@ test(
           return last.length === 0;
         },
         {
-          timeoutMs: 600_000, // a safety net only: Neutron on SQLite answers in seconds under load
+          timeoutMs: 900_000, // a safety net only: Neutron on SQLite answers in seconds under load
           show: () => {
             const lines = raven.stderr().split('\n');
             const warnings = lines.filter((l) => /"level":(40|50|60)/.test(l)).slice(-20);

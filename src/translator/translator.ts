@@ -1,7 +1,6 @@
 /**
  * The OpenStack translator: Namespaces, Pods, Services, EndpointSlices and NetworkPolicies into
- * Neutron and Octavia,
- * level-triggered. Each kind has a controller that computes the desired OpenStack state of one
+ * Neutron and Octavia, level-triggered. Each kind has a controller that computes the desired OpenStack state of one
  * object from the informers' caches and converges the actual state to it; a garbage collector finds
  * what belongs to objects that are gone. It is meant to run as the one active translator of a
  * cluster (the daemon runs it under leader election).

@@ -4,7 +4,7 @@ import { OpenStackError } from '../../../src/openstack/openstack-error.js';
 import { PortBatcher, type BulkCollection } from '../../../src/translator/port-batcher.js';
 
 /** A ports collection in memory whose calls are answered when the test says so. */
-function collection(fail: (inputs: readonly string[]) => unknown = () => undefined) {
+function collection(fail: (inputs: readonly string[]) => Error | undefined = () => undefined) {
   const calls: string[][] = [];
   const gates: (() => void)[] = [];
   const answer = async (inputs: readonly string[]): Promise<string[]> => {

@@ -7,7 +7,7 @@
  * re-created with a new uid) has its group deleted once no port carries it any more.
  */
 import type { DeepReadonly } from '../cache/deep-freeze.js';
-import { toObjectKey } from '../cache/object-key.js';
+import { toObjectKey } from '../client/object-key.js';
 import type { KubeObject } from '../client/kube-object.js';
 import { isConflict } from '../errors/classify.js';
 import type { SecurityGroup, SecurityGroupCreate } from '../openstack/neutron-types.js';

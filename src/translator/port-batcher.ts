@@ -10,7 +10,7 @@
  * were made is unknown: every caller gets the error, and the pods' next passes list what exists
  * before creating, as after any failed create.
  */
-import { OpenStackError } from '../openstack/openstack-error.js';
+import { OpenStackError } from '../errors/openstack-error.js';
 
 /** The part of the ports collection this needs. */
 export interface BulkCollection<T, C> {

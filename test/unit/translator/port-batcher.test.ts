@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { OpenStackError } from '../../../src/openstack/openstack-error.js';
+import { OpenStackError } from '../../../src/errors/openstack-error.js';
 import { PortBatcher, type BulkCollection } from '../../../src/translator/port-batcher.js';
 
 /** A ports collection in memory whose calls are answered when the test says so. */

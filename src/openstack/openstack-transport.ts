@@ -84,9 +84,14 @@ export class OpenStackTransport implements ServiceTransport {
 function withProjectId(call: ServiceCall, info: SessionInfo): unknown {
   if (call.createKey === undefined || !info.injectProjectId || info.projectId === undefined) return call.body;
   const body = (call.body ?? {}) as Record<string, unknown>;
-  const inner = (body[call.createKey] ?? {}) as Record<string, unknown>;
-  if (inner.project_id !== undefined) return body;
-  return { ...body, [call.createKey]: { ...inner, project_id: info.projectId } };
+  const projectId = info.projectId;
+  const withId = (inner: Record<string, unknown>) =>
+    inner.project_id !== undefined ? inner : { ...inner, project_id: projectId };
+  const wrapped = body[call.createKey];
+  // A bulk create wraps a list: each item gets it.
+  if (Array.isArray(wrapped))
+    return { ...body, [call.createKey]: (wrapped as Record<string, unknown>[]).map(withId) };
+  return { ...body, [call.createKey]: withId((wrapped ?? {}) as Record<string, unknown>) };
 }
 
 /**

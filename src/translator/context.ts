@@ -9,6 +9,8 @@ import type { OpenStackClient } from '../openstack/openstack-client.js';
 import type { Logger } from '../util/logger.js';
 import type { Infrastructure } from './infrastructure.js';
 import type { NamespaceNetwork } from './namespace-translator.js';
+import type { PortBatcher } from './port-batcher.js';
+import type { Port, PortCreate } from '../openstack/neutron-types.js';
 import type { TranslatorSettings } from './settings.js';
 import type { TranslationStatus } from './translation-status.js';
 
@@ -29,10 +31,15 @@ export interface TranslatorContext {
   pods: StoreReader<KubeObject>;
   services: StoreReader<KubeObject>;
   endpointSlices: StoreReader<KubeObject>;
+  networkPolicies: StoreReader<KubeObject>;
   patch: PatchObject;
   status: TranslationStatus;
   /** What the translator knows of each namespace's network (by namespace name, for one uid). */
   namespaceNetworks: Map<string, { uid: string; network: NamespaceNetwork }>;
+  /** The security group of each NetworkPolicy (by `namespace/name`, for one uid). */
+  policyGroups: Map<string, { uid: string; id: string }>;
+  /** Pod ports created in bulk (absent when ports cannot take tags in the create body). */
+  portBatcher?: PortBatcher<Port, PortCreate & { tags?: readonly string[] }> | undefined;
   logger: Logger;
   signal: AbortSignal;
 }

@@ -28,7 +28,13 @@ export async function collectGarbage(ctx: TranslatorContext, enqueue: Enqueue): 
     const owner = parseDescription(c, resource.description);
     if (owner === undefined || owner.kind === 'Cluster') continue;
     const store =
-      owner.kind === 'Namespace' ? ctx.namespaces : owner.kind === 'Pod' ? ctx.pods : ctx.services;
+      owner.kind === 'Namespace'
+        ? ctx.namespaces
+        : owner.kind === 'Pod'
+          ? ctx.pods
+          : owner.kind === 'NetworkPolicy'
+            ? ctx.networkPolicies
+            : ctx.services;
     const current = store.get(toObjectKey(owner.key));
     if (current?.metadata?.uid === owner.uid) continue;
     const id = `${owner.kind}/${owner.key}`;

@@ -19,6 +19,8 @@ export type Role =
   | 'ns-net'
   | 'ns-subnet'
   | 'ns-sg'
+  | 'np-sg'
+  | 'egress-sg'
   | 'pod-port'
   | 'vip-port'
   | 'lb'
@@ -26,7 +28,7 @@ export type Role =
   | 'pool'
   | 'fip';
 
-export type OwnerKind = 'Cluster' | 'Namespace' | 'Pod' | 'Service';
+export type OwnerKind = 'Cluster' | 'Namespace' | 'Pod' | 'Service' | 'NetworkPolicy';
 
 export interface Owner {
   kind: OwnerKind;

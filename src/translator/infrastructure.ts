@@ -3,12 +3,14 @@
  * service network and subnet (the service CIDR, its gateway at the last address so every service
  * IP is free for VIPs), the subnet pool of the cluster CIDR, and the router that joins the
  * namespace subnets and the service subnet (with a gateway on the external network when one is
- * configured). Anything given by ID is used as it is.
+ * configured), and the group that lets pods send anywhere (the egress half of a namespace's default,
+ * kept apart so that a NetworkPolicy can isolate egress alone). Anything given by ID is used as it is.
  */
 import type { OpenStackClient } from '../openstack/openstack-client.js';
-import type { Network, Router, Subnet, SubnetPool } from '../openstack/neutron-types.js';
+import type { Network, Router, SecurityGroup, Subnet, SubnetPool } from '../openstack/neutron-types.js';
 import { ensureOwned } from './adopt.js';
 import { identityOf, type Owner } from './identity.js';
+import { DEFAULT_EGRESS, syncRules } from './security-group-rules.js';
 import { lastUsableAddress, type TranslatorSettings } from './settings.js';
 
 export interface Infrastructure {
@@ -16,6 +18,8 @@ export interface Infrastructure {
   serviceSubnetId: string;
   subnetPoolId: string;
   routerId: string;
+  /** The group that lets a port send anywhere: on every pod port whose egress no policy isolates. */
+  egressGroupId: string;
   projectId: string | undefined;
 }
 
@@ -68,7 +72,26 @@ export async function ensureInfrastructure(
   if (s.externalNetworkId !== undefined && router.external_gateway_info?.network_id !== s.externalNetworkId) {
     await neutron.routers.setGateway(router.id, { network_id: s.externalNetworkId });
   }
-  return { serviceNetworkId, serviceSubnetId, subnetPoolId, routerId: router.id, projectId };
+  // Neutron gives a new group exactly these rules, so a new group costs no rule call.
+  const egress = await ensureOwned<SecurityGroup, object>(
+    neutron.securityGroups,
+    identityOf(s.clusterId, 'egress-sg', cluster),
+    {},
+  );
+  await syncRules(
+    neutron.securityGroupRules,
+    egress.resource.id,
+    DEFAULT_EGRESS,
+    egress.resource.security_group_rules,
+  );
+  return {
+    serviceNetworkId,
+    serviceSubnetId,
+    subnetPoolId,
+    routerId: router.id,
+    egressGroupId: egress.resource.id,
+    projectId,
+  };
 }
 
 /** Attach `subnetId` to the router unless it already is. */

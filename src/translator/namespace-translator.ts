@@ -1,7 +1,8 @@
 /**
  * Namespace → a network, a subnet allocated from the pod subnet pool and attached to the router,
- * and a security group (members may reach each other; the service subnet may reach them) whose
- * rules are made equal to that on every pass.
+ * and a security group, the namespace's default ingress (its own subnet and the service subnet
+ * may reach its pods), whose rules are made equal to that on every pass. (Egress anywhere is the
+ * cluster's egress group, kept apart so that a NetworkPolicy can isolate either direction alone.)
  * A namespace that is gone or terminating is taken apart in dependency order once its pods' ports
  * are gone: router interface, subnet, network, security group.
  */
@@ -21,13 +22,15 @@ import { ensureOwned, findOwned } from './adopt.js';
 import type { TranslatorContext } from './context.js';
 import { identityOf, ownerTag, clusterTag, roleTag, type Owner } from './identity.js';
 import { ensureRouterInterface, removeRouterInterface } from './infrastructure.js';
-import { DEFAULT_EGRESS, syncRules, type RuleSpec } from './security-group-rules.js';
+import { syncRules, type RuleSpec } from './security-group-rules.js';
 
 const KIND = 'Namespace';
 
 export interface NamespaceNetwork {
   networkId: string;
   subnetId: string;
+  /** The subnet's CIDR: what a NetworkPolicy peer naming every pod of the namespace becomes. */
+  subnetCidr: string;
   securityGroupId: string;
 }
 
@@ -58,7 +61,12 @@ export async function namespaceNetwork(
     identityOf(c, 'ns-sg', owner),
   );
   if (network === undefined || subnet === undefined || group === undefined) return undefined;
-  const found = { networkId: network.id, subnetId: subnet.id, securityGroupId: group.id };
+  const found = {
+    networkId: network.id,
+    subnetId: subnet.id,
+    subnetCidr: subnet.cidr,
+    securityGroupId: group.id,
+  };
   ctx.namespaceNetworks.set(name, { uid: owner.uid, network: found });
   return found;
 }
@@ -69,13 +77,13 @@ export function forgetNamespaceNetwork(ctx: TranslatorContext, name: string): vo
 }
 
 /**
- * A namespace group's rules: members of the namespace reach each other, the service subnet (load
- * balancers) reaches them, and everything may go out (Neutron's defaults for a new group).
+ * A namespace group's rules: its own subnet (its pods) and the service subnet (load balancers)
+ * reach its pods. Addresses rather than a remote group, so that a pod whose port drops the group
+ * (a NetworkPolicy isolates its ingress) still reaches the other pods of its namespace.
  */
-export function namespaceRules(groupId: string, serviceCidr: string): RuleSpec[] {
+export function namespaceRules(subnetCidr: string, serviceCidr: string): RuleSpec[] {
   return [
-    ...DEFAULT_EGRESS,
-    { direction: 'ingress', ethertype: 'IPv4', remote_group_id: groupId },
+    { direction: 'ingress', ethertype: 'IPv4', remote_ip_prefix: subnetCidr },
     { direction: 'ingress', ethertype: 'IPv4', remote_ip_prefix: serviceCidr },
   ];
 }
@@ -89,19 +97,6 @@ export async function reconcileNamespace(
   const c = ctx.settings.clusterId;
   const owner = ownerOf(ns);
   const neutron = ctx.os.neutron;
-  const group = await ensureOwned<SecurityGroup, SecurityGroupCreate>(
-    neutron.securityGroups,
-    identityOf(c, 'ns-sg', owner),
-    {},
-  );
-  // Every pass, not only the one that created the group: a rule lost to a timeout or a crash
-  // between the group and its rules is put back.
-  await syncRules(
-    neutron.securityGroupRules,
-    group.resource.id,
-    namespaceRules(group.resource.id, ctx.settings.serviceCidr),
-    group.resource.security_group_rules,
-  );
   const network = await ensureOwned<Network, NetworkCreate>(
     neutron.networks,
     identityOf(c, 'ns-net', owner),
@@ -114,12 +109,26 @@ export async function reconcileNamespace(
     prefixlen: ctx.settings.podPrefixLength,
     enable_dhcp: false,
   });
+  const group = await ensureOwned<SecurityGroup, SecurityGroupCreate>(
+    neutron.securityGroups,
+    identityOf(c, 'ns-sg', owner),
+    {},
+  );
+  // Every pass, not only the one that created the group: a rule lost to a timeout or a crash
+  // between the group and its rules is put back.
+  await syncRules(
+    neutron.securityGroupRules,
+    group.resource.id,
+    namespaceRules(subnet.resource.cidr, ctx.settings.serviceCidr),
+    group.resource.security_group_rules,
+  );
   await ensureRouterInterface(ctx.os, ctx.infra.routerId, subnet.resource.id);
   ctx.namespaceNetworks.set(key, {
     uid: owner.uid,
     network: {
       networkId: network.resource.id,
       subnetId: subnet.resource.id,
+      subnetCidr: subnet.resource.cidr,
       securityGroupId: group.resource.id,
     },
   });

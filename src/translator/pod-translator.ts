@@ -1,6 +1,8 @@
 /**
  * Pod → a Neutron port on its namespace's subnet: device_owner `raven:pod`, device_id the pod's
- * uid, the namespace's security group (put back on every pass if changed), tags. The port's id, MAC and IPs are recorded on the pod in
+ * uid, tags, and its security groups — the namespace's and the cluster's egress group, or the
+ * groups of the NetworkPolicies selecting it in place of the directions they isolate — put back
+ * on every pass if changed. The port's id, MAC and IPs are recorded on the pod in
  * the annotation `raven.openstack.org/port`, where a CNI plugin can read them; the annotation is
  * written with the resourceVersion it was decided on, so it never overwrites a newer pod.
  * Ports of a pod that is gone (or was re-created under the same name) are deleted.
@@ -12,13 +14,15 @@ import { isInvalid, isNotFound } from '../errors/classify.js';
 import { portAddresses } from '../openstack/neutron-client.js';
 import type { Port, PortCreate } from '../openstack/neutron-types.js';
 import { done, requeueAfter, type HandlerResult } from '../queue/handler-result.js';
-import { ensureOwned } from './adopt.js';
+import { ensureOwned, type Collection } from './adopt.js';
 import { asShape, type TranslatorContext } from './context.js';
 import { clusterTag, identityOf, ownerTag, roleTag, uidTag } from './identity.js';
 import { forgetNamespaceNetwork, namespaceNetwork } from './namespace-translator.js';
+import { PORT_ANNOTATION } from './port-annotation.js';
+import { podGroups } from './policy-translator.js';
 
 const KIND = 'Pod';
-export const PORT_ANNOTATION = 'raven.openstack.org/port';
+export { PORT_ANNOTATION, podPortAddress } from './port-annotation.js';
 export const DEVICE_OWNER = 'raven:pod';
 
 interface PodShape extends KubeObject {
@@ -53,11 +57,15 @@ export async function reconcilePod(key: string, ctx: TranslatorContext): Promise
     return requeueAfter(1_000);
   }
   const identity = identityOf(c, 'pod-port', { kind: KIND, namespace, name: pod.metadata?.name ?? '', uid });
-  const groups = [net.securityGroupId];
+  const groups = await podGroups(ctx, pod, net.securityGroupId);
+  if (groups === undefined) {
+    ctx.status.pending(KIND, key, 'waiting for the security group of a NetworkPolicy selecting it');
+    return requeueAfter(1_000);
+  }
   let port: Port;
   try {
     ({ resource: port } = await ensureOwned<Port, PortCreate>(
-      ctx.os.neutron.ports,
+      portsOf(ctx),
       identity,
       {
         network_id: net.networkId,
@@ -92,21 +100,17 @@ export async function reconcilePod(key: string, ctx: TranslatorContext): Promise
   return done();
 }
 
-function sameMembers(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((x) => b.includes(x));
+/** The ports collection, its creates batched into bulk calls when that is possible. */
+function portsOf(ctx: TranslatorContext): Collection<Port, PortCreate> {
+  const batcher = ctx.portBatcher;
+  if (batcher === undefined) return ctx.os.neutron.ports;
+  return {
+    list: (filters) => ctx.os.neutron.ports.list(filters),
+    create: (input) => batcher.create(input),
+    tagsOnCreate: true,
+  };
 }
 
-/** The port IP of a pod, from its annotation (what the translator recorded). */
-export function podPortAddress(
-  pod: DeepReadonly<KubeObject> | undefined,
-): { ip: string; subnetId: string } | undefined {
-  const raw = pod?.metadata?.annotations?.[PORT_ANNOTATION];
-  if (raw === undefined) return undefined;
-  try {
-    const parsed = JSON.parse(raw) as { ips?: string[]; subnetId?: string };
-    const ip = parsed.ips?.[0];
-    return ip === undefined || parsed.subnetId === undefined ? undefined : { ip, subnetId: parsed.subnetId };
-  } catch {
-    return undefined;
-  }
+function sameMembers(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((x) => b.includes(x));
 }

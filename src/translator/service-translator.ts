@@ -28,7 +28,7 @@ import { done, requeueAfter, type HandlerResult } from '../queue/handler-result.
 import { ensureOwned } from './adopt.js';
 import { asShape, type TranslatorContext } from './context.js';
 import { clusterTag, identityOf, ownerTag, roleTag, uidTag, type Owner, type Role } from './identity.js';
-import { podPortAddress } from './pod-translator.js';
+import { podPortAddress } from './port-annotation.js';
 
 const KIND = 'Service';
 

@@ -1,6 +1,6 @@
 /**
- * The OpenStack translator: Namespaces, Pods, Services and EndpointSlices into Neutron and Octavia,
- * level-triggered. Each kind has a controller that computes the desired OpenStack state of one
+ * The OpenStack translator: Namespaces, Pods, Services, EndpointSlices and NetworkPolicies into
+ * Neutron and Octavia, level-triggered. Each kind has a controller that computes the desired OpenStack state of one
  * object from the informers' caches and converges the actual state to it; a garbage collector finds
  * what belongs to objects that are gone. It is meant to run as the one active translator of a
  * cluster (the daemon runs it under leader election).
@@ -28,6 +28,9 @@ import { collectGarbage } from './garbage-collector.js';
 import { ensureInfrastructure, type Infrastructure } from './infrastructure.js';
 import { reconcileNamespace } from './namespace-translator.js';
 import { reconcilePod } from './pod-translator.js';
+import { PortBatcher } from './port-batcher.js';
+import { concernsPod, selectsPod, type PolicyShape } from './policy-rules.js';
+import { reconcilePolicy } from './policy-translator.js';
 import { reconcileService } from './service-translator.js';
 import type { TranslatorSettings } from './settings.js';
 import { TranslationStatus } from './translation-status.js';
@@ -35,6 +38,12 @@ import { TranslationStatus } from './translation-status.js';
 const NAMESPACES: ResourceRef = { group: '', version: 'v1', resource: 'namespaces', namespaced: false };
 const PODS: ResourceRef = { group: '', version: 'v1', resource: 'pods', namespaced: true };
 const SERVICES: ResourceRef = { group: '', version: 'v1', resource: 'services', namespaced: true };
+const POLICIES: ResourceRef = {
+  group: 'networking.k8s.io',
+  version: 'v1',
+  resource: 'networkpolicies',
+  namespaced: true,
+};
 const SLICES: ResourceRef = {
   group: 'discovery.k8s.io',
   version: 'v1',
@@ -106,6 +115,7 @@ export class Translator {
     const pods = informers.informerFor({ resource: PODS });
     const services = informers.informerFor({ resource: SERVICES });
     const slices = informers.informerFor({ resource: SLICES });
+    const policies = informers.informerFor({ resource: POLICIES });
     const ctx: TranslatorContext = {
       os: this.#o.openstack,
       settings: this.#o.settings,
@@ -114,9 +124,14 @@ export class Translator {
       pods: pods.store,
       services: services.store,
       endpointSlices: slices.store,
+      networkPolicies: policies.store,
       patch: this.#patcher(),
       status: this.status,
       namespaceNetworks: new Map(),
+      policyGroups: new Map(),
+      portBatcher: this.#o.openstack.neutron.ports.tagsOnCreate
+        ? new PortBatcher(this.#o.openstack.neutron.ports)
+        : undefined,
       logger: this.#log,
       signal,
     };
@@ -168,6 +183,36 @@ export class Translator {
               .byIndex('namespace', ns.metadata?.name ?? '')
               .map((p) => makeObjectKey(p.metadata?.name ?? '', p.metadata?.namespace)),
         },
+        // A policy's change moves the pods it selects (before or after) in or out of its group.
+        {
+          informer: policies,
+          map: (policy) =>
+            pods.store
+              .byIndex('namespace', policy.metadata?.namespace ?? '')
+              .filter((p) => selectsPod(policy as DeepReadonly<PolicyShape>, p))
+              .map((p) => makeObjectKey(p.metadata?.name ?? '', p.metadata?.namespace)),
+        },
+      ],
+    });
+    const allPolicies = (): ObjectKey[] =>
+      policies.store.list().map((p) => makeObjectKey(p.metadata?.name ?? '', p.metadata?.namespace));
+    const policyController = new Controller({
+      ...common,
+      name: 'networkpolicies',
+      primary: policies,
+      reconcile: guarded('NetworkPolicy', reconcilePolicy),
+      watches: [
+        // A pod's labels, port address or named ports feed the rules of the policies naming it.
+        {
+          informer: pods,
+          map: (p) =>
+            policies.store
+              .list()
+              .filter((policy) => concernsPod(policy as DeepReadonly<PolicyShape>, p))
+              .map((policy) => makeObjectKey(policy.metadata?.name ?? '', policy.metadata?.namespace)),
+        },
+        // A namespace's labels decide namespace selectors; its subnet is what they become.
+        { informer: namespaces, map: allPolicies },
       ],
     });
     const serviceController = new Controller({
@@ -190,13 +235,18 @@ export class Translator {
         },
       ],
     });
-    this.#controllers = [namespaceController, podController, serviceController];
+    this.#controllers = [namespaceController, podController, serviceController, policyController];
     informers.start(signal);
     const runs = this.#controllers.map((c) => c.run(signal));
     const gc = this.#gcLoop(
       ctx,
       informers,
-      { namespaces: namespaceController, pods: podController, services: serviceController },
+      {
+        namespaces: namespaceController,
+        pods: podController,
+        services: serviceController,
+        policies: policyController,
+      },
       signal,
     );
     await Promise.all([...runs, gc]);
@@ -236,6 +286,7 @@ export class Translator {
       namespaces: Controller<KubeObject>;
       pods: Controller<KubeObject>;
       services: Controller<KubeObject>;
+      policies: Controller<KubeObject>;
     },
     signal: AbortSignal,
   ): Promise<void> {
@@ -249,7 +300,9 @@ export class Translator {
                 ? controllers.namespaces
                 : kind === 'Pod'
                   ? controllers.pods
-                  : controllers.services;
+                  : kind === 'NetworkPolicy'
+                    ? controllers.policies
+                    : controllers.services;
             target.enqueue(key as ObjectKey);
           });
         } catch (error) {

@@ -1,0 +1,346 @@
+/**
+ * What the translator's end-to-end tests share: the Raven config, a listing of everything in
+ * OpenStack carrying a cluster's identity, and `problems()`, which compares it with what the
+ * cluster (read from the real apiserver) implies — every network, subnet, group and its rules,
+ * port and its groups (NetworkPolicies included), load balancer, listener, member and floating IP,
+ * and nothing for objects that are gone.
+ */
+import type { TestContext } from 'node:test';
+import { createOpenStackClient, type OpenStackClient } from '../../src/openstack/openstack-client.js';
+import type { SecurityGroupRule } from '../../src/openstack/neutron-types.js';
+import { parseDescription } from '../../src/translator/identity.js';
+import { PORT_ANNOTATION } from '../../src/translator/pod-translator.js';
+import type { ControlPlane } from '../harness/control-plane.js';
+import { freshProject, sharedLab } from '../harness/openstack/test-lab.js';
+import { ok, until, type RavenProcess } from './daemon-process.js';
+
+export interface Meta {
+  name: string;
+  namespace?: string;
+  uid: string;
+  labels?: Record<string, string>;
+  deletionTimestamp?: string;
+  annotations?: Record<string, string>;
+}
+export interface K8sList<T> {
+  items: T[];
+}
+export interface PodObj {
+  metadata: Meta;
+}
+/** A NetworkPolicy as the test reads it (its selectors are matchLabels only). */
+export interface PolicyObj {
+  metadata: Meta;
+  spec: {
+    podSelector: { matchLabels?: Record<string, string> };
+    policyTypes?: string[];
+    egress?: unknown[];
+  };
+}
+interface SvcObj {
+  metadata: Meta;
+  spec: {
+    clusterIP?: string;
+    type?: string;
+    ports?: { port: number; protocol?: string }[];
+    externalIPs?: string[];
+  };
+}
+interface SliceObj {
+  metadata: Meta & { labels?: Record<string, string> };
+  endpoints?: { addresses: string[]; targetRef?: { kind: string; name: string } }[];
+}
+
+export const SERVICE_CIDR = '10.96.0.0/16';
+
+export function config(options: {
+  clusterId: string;
+  project: string;
+  neutron: string;
+  octavia: string;
+  external?: string;
+  /** Default 5 s. */
+  gcSeconds?: number;
+}): string {
+  return `logLevel: debug
+server: { port: 0 }
+translators:
+  - name: openstack
+    type: openstack
+    clusterId: ${options.clusterId}
+    openstack:
+      auth: { type: noauth, projectId: ${options.project} }
+      endpoints: { network: "${options.neutron}", loadBalancer: "${options.octavia}" }
+      timeoutMs: 20000
+    serviceCidr: ${SERVICE_CIDR}
+    podCidr: 10.244.0.0/16
+${options.external === undefined ? '' : `    externalNetworkId: ${options.external}\n`}    gcIntervalSeconds: ${options.gcSeconds ?? 5}
+    loadBalancerTimeoutSeconds: 120
+`;
+}
+
+/** A rule as the test reads it (what it allows, written out). */
+export function ruleText(r: SecurityGroupRule): string {
+  const ports =
+    r.protocol === null || r.protocol === undefined
+      ? ''
+      : ` ${r.protocol}${r.port_range_min === null || r.port_range_min === undefined ? '' : `:${r.port_range_min}-${r.port_range_max ?? ''}`}`;
+  const from =
+    r.remote_group_id !== null && r.remote_group_id !== undefined
+      ? ` from group ${r.remote_group_id}`
+      : r.remote_ip_prefix !== null && r.remote_ip_prefix !== undefined
+        ? ` from ${r.remote_ip_prefix}`
+        : ' any';
+  return `${r.direction} ${r.ethertype}${ports}${from}`;
+}
+
+/** Everything in OpenStack that belongs to `cluster`, by its description. */
+export async function owned(os: OpenStackClient, cluster: string) {
+  const mine = <T extends { description?: string }>(list: T[]) =>
+    list
+      .map((r) => ({ r, d: parseDescription(cluster, r.description) }))
+      .filter((x): x is { r: T; d: NonNullable<ReturnType<typeof parseDescription>> } => x.d !== undefined);
+  const [ports, networks, subnets, groups, fips, lbs] = await Promise.all([
+    os.neutron.ports.list(),
+    os.neutron.networks.list(),
+    os.neutron.subnets.list(),
+    os.neutron.securityGroups.list(),
+    os.neutron.floatingIps.list(),
+    os.octavia.loadBalancers.list(),
+  ]);
+  const listeners = await os.octavia.listeners.list();
+  return {
+    ports: mine(ports),
+    networks: mine(networks),
+    subnets: mine(subnets),
+    groups: mine(groups),
+    fips: mine(fips),
+    lbs: mine(lbs),
+    listeners: mine(listeners),
+  };
+}
+
+/** What is wrong with OpenStack, compared with what the cluster implies ([] when it matches). */
+export async function problems(os: OpenStackClient, cluster: string, plane: ControlPlane): Promise<string[]> {
+  const get = async <T>(path: string): Promise<T> => ok<T>(plane.adminRequest('GET', path));
+  const namespaces = (await get<K8sList<PodObj>>('/api/v1/namespaces')).items.filter(
+    (n) => n.metadata.deletionTimestamp === undefined,
+  );
+  const pods = (await get<K8sList<PodObj>>('/api/v1/pods')).items.filter(
+    (p) => p.metadata.deletionTimestamp === undefined,
+  );
+  const services = (await get<K8sList<SvcObj>>('/api/v1/services')).items;
+  const slices = (await get<K8sList<SliceObj>>('/apis/discovery.k8s.io/v1/endpointslices')).items;
+  const policies = (await get<K8sList<PolicyObj>>('/apis/networking.k8s.io/v1/networkpolicies')).items.filter(
+    (p) => p.metadata.deletionTimestamp === undefined,
+  );
+  const state = await owned(os, cluster);
+  const out: string[] = [];
+  const count = <T>(
+    list: { r: T; d: { role: string; uid: string } }[],
+    role: string,
+    uid: string,
+  ): { r: T; d: { role: string; uid: string } }[] => list.filter((x) => x.d.role === role && x.d.uid === uid);
+  const expectOne = (what: string, found: unknown[]): void => {
+    if (found.length !== 1) out.push(`${what}: ${found.length} found, expected exactly 1`);
+  };
+  const egressGroups = state.groups.filter((g) => g.d.role === 'egress-sg');
+  expectOne('egress group of the cluster', egressGroups);
+  const egressGroup = egressGroups[0]?.r;
+  if (egressGroup !== undefined) {
+    const rules = (egressGroup.security_group_rules ?? []).map(ruleText).sort();
+    if (JSON.stringify(rules) !== JSON.stringify(['egress IPv4 any', 'egress IPv6 any']))
+      out.push(`rules of the egress group: ${rules.join('; ')}`);
+  }
+  const policyGroup = new Map<string, string>();
+  for (const policy of policies) {
+    const groups = count(state.groups, 'np-sg', policy.metadata.uid);
+    expectOne(`security group of policy ${policy.metadata.namespace ?? ''}/${policy.metadata.name}`, groups);
+    if (groups[0] !== undefined) policyGroup.set(policy.metadata.uid, groups[0].r.id);
+  }
+  const subnetOf = new Map<string, string>();
+  for (const ns of namespaces) {
+    const subnet = count(state.subnets, 'ns-subnet', ns.metadata.uid)[0]?.r;
+    if (subnet !== undefined) subnetOf.set(ns.metadata.name, subnet.cidr);
+  }
+  const groupOf = new Map<string, string>();
+  for (const ns of namespaces) {
+    expectOne(`network of namespace ${ns.metadata.name}`, count(state.networks, 'ns-net', ns.metadata.uid));
+    expectOne(`subnet of namespace ${ns.metadata.name}`, count(state.subnets, 'ns-subnet', ns.metadata.uid));
+    const groups = count(state.groups, 'ns-sg', ns.metadata.uid);
+    expectOne(`security group of namespace ${ns.metadata.name}`, groups);
+    const group = groups[0]?.r;
+    if (group !== undefined) groupOf.set(ns.metadata.name, group.id);
+    if (group !== undefined) {
+      const rules = (group.security_group_rules ?? []).map(ruleText).sort();
+      const want = [
+        `ingress IPv4 from ${subnetOf.get(ns.metadata.name) ?? '(its subnet)'}`,
+        `ingress IPv4 from ${SERVICE_CIDR}`,
+      ].sort();
+      if (JSON.stringify(rules) !== JSON.stringify(want))
+        out.push(
+          `rules of namespace ${ns.metadata.name}'s group: ${rules.join('; ')} instead of ${want.join('; ')}`,
+        );
+    }
+  }
+  const podIp = new Map<string, string>();
+  for (const pod of pods) {
+    const key = `${pod.metadata.namespace ?? ''}/${pod.metadata.name}`;
+    const ports = count(state.ports, 'pod-port', pod.metadata.uid);
+    expectOne(`port of pod ${key}`, ports);
+    const port = ports[0]?.r;
+    if (port === undefined) continue;
+    if (port.device_id !== pod.metadata.uid || port.device_owner !== 'raven:pod')
+      out.push(`port of pod ${key} does not identify the pod`);
+    // Its namespace's group and the egress group, or in their place the groups of the policies
+    // selecting it for each direction they isolate.
+    const selecting = policies.filter((p) => selects(p, pod));
+    const wantGroups = selecting.map(
+      (p) => policyGroup.get(p.metadata.uid) ?? `(group of ${p.metadata.name})`,
+    );
+    if (!selecting.some((p) => isolated(p).ingress))
+      wantGroups.push(groupOf.get(pod.metadata.namespace ?? '') ?? '(namespace group)');
+    if (!selecting.some((p) => isolated(p).egress)) wantGroups.push(egressGroup?.id ?? '(egress group)');
+    const groupsNow = [...(port.security_groups ?? [])].sort();
+    if (JSON.stringify(groupsNow) !== JSON.stringify(wantGroups.sort()))
+      out.push(`port of pod ${key} is in groups ${groupsNow.join(',')}, not ${wantGroups.join(',')}`);
+    const recorded = pod.metadata.annotations?.[PORT_ANNOTATION];
+    const ip = port.fixed_ips[0]?.ip_address ?? '';
+    podIp.set(key, ip);
+    if (recorded === undefined || !recorded.includes(port.id) || !recorded.includes(ip))
+      out.push(`pod ${key} does not record its port (${recorded ?? 'no annotation'})`);
+  }
+  for (const svc of services) {
+    const key = `${svc.metadata.namespace ?? ''}/${svc.metadata.name}`;
+    const uid = svc.metadata.uid;
+    const vips = count(state.ports, 'vip-port', uid);
+    const lbs = count(state.lbs, 'lb', uid);
+    expectOne(`VIP port of service ${key}`, vips);
+    expectOne(`load balancer of service ${key}`, lbs);
+    const lb = lbs[0]?.r;
+    const vip = vips[0]?.r;
+    if (vip !== undefined && vip.fixed_ips[0]?.ip_address !== svc.spec.clusterIP)
+      out.push(`VIP of ${key} is not its clusterIP`);
+    if (lb === undefined) continue;
+    if (lb.vip_address !== svc.spec.clusterIP || lb.vip_port_id !== vip?.id)
+      out.push(`load balancer of ${key} is not on the VIP port`);
+    if (lb.provisioning_status !== 'ACTIVE')
+      out.push(`load balancer of ${key} is ${lb.provisioning_status ?? '?'}`);
+    const listeners = count(state.listeners, 'listener', uid)
+      .map((x) => `${x.r.protocol}:${x.r.protocol_port}`)
+      .sort();
+    const wantListeners = (svc.spec.ports ?? []).map((p) => `${p.protocol ?? 'TCP'}:${p.port}`).sort();
+    if (JSON.stringify(listeners) !== JSON.stringify(wantListeners))
+      out.push(`listeners of ${key}: ${listeners.join(',')} instead of ${wantListeners.join(',')}`);
+    const wantMembers = slices
+      .filter(
+        (s) =>
+          s.metadata.namespace === svc.metadata.namespace &&
+          s.metadata.labels?.['kubernetes.io/service-name'] === svc.metadata.name,
+      )
+      .flatMap((s) => s.endpoints ?? [])
+      // An endpoint naming a pod that is gone is no member (not even with the endpoint's address).
+      .flatMap((e) => podIp.get(`${svc.metadata.namespace ?? ''}/${e.targetRef?.name ?? ''}`) ?? [])
+      .sort();
+    for (const l of count(state.listeners, 'listener', uid)) {
+      const poolId = l.r.default_pool_id;
+      const members =
+        poolId === undefined || poolId === null
+          ? []
+          : (await os.octavia.members(poolId).list()).map((m) => m.address).sort();
+      if (JSON.stringify(members) !== JSON.stringify(wantMembers))
+        out.push(
+          `members of ${key} ${l.r.protocol_port}: ${members.join(',')} instead of ${wantMembers.join(',')}`,
+        );
+    }
+    const fips = count(state.fips, 'fip', uid);
+    const wantFip = (svc.spec.externalIPs?.length ?? 0) > 0;
+    if (wantFip) {
+      expectOne(`floating IP of ${key}`, fips);
+      const fip = fips[0]?.r;
+      if (
+        fip !== undefined &&
+        (fip.floating_ip_address !== svc.spec.externalIPs?.[0] || fip.port_id !== vip?.id)
+      )
+        out.push(`floating IP of ${key} is ${fip.floating_ip_address} on ${fip.port_id ?? 'nothing'}`);
+    } else if (fips.length > 0) out.push(`floating IP of ${key} should not exist`);
+  }
+  // Nothing for objects that are gone.
+  const alive = new Set([
+    'cluster',
+    ...namespaces.map((n) => n.metadata.uid),
+    ...pods.map((p) => p.metadata.uid),
+    ...services.map((s) => s.metadata.uid),
+    ...policies.map((p) => p.metadata.uid),
+  ]);
+  for (const [what, list] of Object.entries(state)) {
+    for (const { d } of list as { d: { uid: string; key: string; role: string; kind: string } }[]) {
+      if (d.kind !== 'Cluster' && !alive.has(d.uid))
+        out.push(`leaked ${what} ${d.role} of ${d.kind} ${d.key}`);
+    }
+  }
+  return out;
+}
+
+export async function converge(
+  os: OpenStackClient,
+  cluster: string,
+  plane: ControlPlane,
+  raven: RavenProcess,
+  what: string,
+): Promise<void> {
+  let last: string[] = [];
+  await until(
+    what,
+    async () => {
+      last = await problems(os, cluster, plane);
+      return last.length === 0;
+    },
+    {
+      // A safety net only: on a loaded 2-core machine Neutron on SQLite answers in seconds.
+      timeoutMs: 600_000,
+      show: () =>
+        `${last.join('\n')}\n--- raven log tail:\n${raven.stderr().split('\n').slice(-30).join('\n')}`,
+    },
+  );
+}
+
+export async function labSetup(t: TestContext) {
+  const lab = await sharedLab();
+  const project = freshProject();
+  const os = createOpenStackClient({
+    auth: { type: 'noauth', projectId: project },
+    endpoints: { network: lab.neutronUrl, loadBalancer: lab.octaviaUrl },
+  });
+  t.after(() => os.close());
+  return { lab, project, os };
+}
+
+/** A pod that never runs (no kubelet): labels, and container ports for named ports. */
+export const pod = (
+  name: string,
+  labels: Record<string, string> = { app: 'web' },
+  ports: { name: string; containerPort: number }[] = [],
+) => ({
+  metadata: { name, labels },
+  spec: {
+    containers: [{ name: 'c', image: 'registry.invalid/none:1', ...(ports.length > 0 ? { ports } : {}) }],
+  },
+});
+
+/** Whether a policy (matchLabels only) selects a pod. */
+export function selects(policy: PolicyObj, pod: PodObj): boolean {
+  if (policy.metadata.namespace !== pod.metadata.namespace) return false;
+  return Object.entries(policy.spec.podSelector.matchLabels ?? {}).every(
+    ([k, v]) => pod.metadata.labels?.[k] === v,
+  );
+}
+
+/** The directions a policy isolates. */
+export function isolated(policy: PolicyObj): { ingress: boolean; egress: boolean } {
+  const types = policy.spec.policyTypes ?? [
+    'Ingress',
+    ...(policy.spec.egress === undefined ? [] : ['Egress']),
+  ];
+  return { ingress: types.includes('Ingress'), egress: types.includes('Egress') };
+}

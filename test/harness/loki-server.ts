@@ -4,7 +4,8 @@
  * tenant), an in-memory ring, filesystem storage and its write-ahead log in a temporary directory
  * (kept across down/up, so a restarted Loki has what it had accepted). Old samples are accepted
  * and queries of any length always ask the ingester, so tests can push changes of any time and
- * read them straight back; query results are not cached.
+ * read them straight back; query results are not cached. The tenant's ingestion rate limits are
+ * lifted, so the benchmark measures the write path rather than a quota.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -52,6 +53,10 @@ schema_config:
 limits_config:
   reject_old_samples: false
   max_query_length: 0
+  ingestion_rate_mb: 1024
+  ingestion_burst_size_mb: 1024
+  per_stream_rate_limit: 1GB
+  per_stream_rate_limit_burst: 1GB
 querier:
   query_ingesters_within: 0
 query_range:
@@ -146,6 +151,19 @@ export class LokiServer {
     return out.sort((a, b) =>
       BigInt(a.timestamp) < BigInt(b.timestamp) ? -1 : BigInt(a.timestamp) > BigInt(b.timestamp) ? 1 : 0,
     );
+  }
+
+  /** How many entries `selector` matches with timestamps in (fromMs, toMs]. */
+  async count(selector: string, fromMs: number, toMs: number): Promise<number> {
+    const range = Math.max(1, Math.ceil((toMs - fromMs) / 1000));
+    const query = new URLSearchParams({
+      query: `sum(count_over_time(${selector}[${range}s]))`,
+      time: String(BigInt(toMs) * 1_000_000n),
+    });
+    const res = await this.#get(`/loki/api/v1/query?${query.toString()}`);
+    if (res.status !== 200) throw new Error(`loki count ${selector}: ${res.status} ${res.body}`);
+    const answer = JSON.parse(res.body) as { data: { result: { value: [number, string] }[] } };
+    return Number(answer.data.result[0]?.value[1] ?? 0);
   }
 
   async #get(path: string): Promise<{ status: number; body: string }> {

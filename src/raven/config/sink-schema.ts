@@ -19,6 +19,7 @@ import {
 import { subjectTemplateProblem, templateProblem } from './template-check.js';
 import { SYSLOG_FACILITIES } from '../sinks/syslog-sink.js';
 import { EMAIL_SUBJECT } from '../sinks/email-message.js';
+import { LOKI_LABELS } from '../sinks/loki-sink.js';
 
 /** Sink types, in the order documented. */
 export const SINK_TYPES = [
@@ -289,15 +290,7 @@ export const sinkSchema = z.discriminatedUnion('type', [
     bearerToken: text('a token (use ${VAR})').optional(),
     headers: headersSchema,
     /** Labels added to every stream, e.g. `{ cluster: prod }`. */
-    labels: z
-      .record(
-        expecting(
-          z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/),
-          'a label name of letters, digits and _, not starting with a digit',
-        ),
-        text('a label value'),
-      )
-      .default({}),
+    labels: z.record(z.string(), text('a label value')).default({}),
     /** Label each stream with the change's namespace. */
     namespaceLabel: z.boolean().default(true),
     /** For https: a PEM file of CA certificates to trust instead of the system's; relative to the config file. */
@@ -317,8 +310,14 @@ export const sinkSchema = z.discriminatedUnion('type', [
         path: ['bearerToken'],
         message: 'give username and password, or bearerToken, not both',
       });
-    for (const name of ['watcher', 'resource', 'namespace', 'type'])
-      if (name in sink.labels)
+    for (const name of Object.keys(sink.labels))
+      if (!/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(name) || name.startsWith('__'))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['labels', name],
+          message: `label name "${name}" is not valid: use letters, digits and _, not starting with a digit or __`,
+        });
+      else if ((LOKI_LABELS as readonly string[]).includes(name))
         ctx.addIssue({
           code: 'custom',
           path: ['labels', name],

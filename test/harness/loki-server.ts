@@ -53,6 +53,9 @@ schema_config:
 limits_config:
   reject_old_samples: false
   max_query_length: 0
+  split_queries_by_interval: 0
+  discover_service_name: []
+  discover_log_levels: false
   ingestion_rate_mb: 1024
   ingestion_burst_size_mb: 1024
   per_stream_rate_limit: 1GB
@@ -61,6 +64,7 @@ querier:
   query_ingesters_within: 0
 query_range:
   cache_results: false
+  parallelise_shardable_queries: false
 analytics:
   reporting_enabled: false
 `;
@@ -128,13 +132,13 @@ export class LokiServer {
   }
 
   /**
-   * Every entry a LogQL stream selector matches, oldest first (all of time, forward). Loki answers
+   * Every entry a LogQL stream selector matches, oldest first (2020 on, forward). Loki answers
    * at most `limit` entries; a test asks for fewer.
    */
   async entries(selector: string, limit = 5000): Promise<LokiEntry[]> {
     const query = new URLSearchParams({
       query: selector,
-      start: '0',
+      start: String(BigInt(Date.parse('2020-01-01T00:00:00Z')) * 1_000_000n),
       end: String(BigInt(Date.now() + 3_600_000) * 1_000_000n),
       direction: 'forward',
       limit: String(limit),

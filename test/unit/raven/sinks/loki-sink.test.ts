@@ -22,6 +22,10 @@ after(async () => {
   await server.stop();
 });
 
+/** A time a minute before the test started, plus `ms`: recent enough for Loki's ingester window. */
+const base = Date.now() - 60_000;
+const recent = (ms: number): string => new Date(base + ms).toISOString();
+
 /** A static label of its own per sink under test, so tests never see each other's entries. */
 const freshRun = (): string => `r${++runs}`;
 
@@ -52,8 +56,12 @@ describe('loki sink', () => {
     const run = freshRun();
     const sink = new LokiSink({ name: 'logs', url: server.url, labels: { run, cluster: 'prod' } });
     try {
-      await sink.deliver(sampleEvent({ name: 'web' }), signal);
-      await sink.deliver(sampleEvent({ name: 'node-1', namespace: undefined, type: 'added' }), signal);
+      const web = sampleEvent({ name: 'web', time: recent(0) });
+      await sink.deliver(web, signal);
+      await sink.deliver(
+        sampleEvent({ name: 'node-1', namespace: undefined, type: 'added', time: recent(1) }),
+        signal,
+      );
       const entries = await server.entries(`{run="${run}"}`);
       assert.deepEqual(
         entries.map((e) => e.labels),
@@ -71,8 +79,8 @@ describe('loki sink', () => {
       );
       const first = entries[0];
       assert.ok(first);
-      assert.equal(first.timestamp, `${Date.parse('2024-05-01T12:00:00.000Z')}000000`);
-      assert.deepEqual(JSON.parse(first.line), JSON.parse(JSON.stringify(sampleEvent({ name: 'web' }))));
+      assert.equal(first.timestamp, `${Date.parse(web.time)}000000`);
+      assert.deepEqual(JSON.parse(first.line), JSON.parse(JSON.stringify(web)));
     } finally {
       await sink.close();
     }
@@ -85,7 +93,7 @@ describe('loki sink', () => {
       const events = Array.from({ length: 100 }, (_, i) =>
         sampleEvent({
           name: `obj-${i}`,
-          time: new Date(Date.parse('2026-01-01T00:00:00Z') + i).toISOString(),
+          time: recent(100 + i),
         }),
       );
       await Promise.all(events.map((e) => sink.deliver(e, signal)));
@@ -112,7 +120,7 @@ describe('loki sink', () => {
     const run = freshRun();
     const sink = new LokiSink({ name: 'logs', url: server.url, labels: { run } });
     try {
-      const start = Date.parse('2026-02-01T00:00:00Z');
+      const start = Date.parse(recent(1000));
       const changes = Array.from({ length: 20 }, (_, i) =>
         sampleEvent({
           resourceVersion: String(100 + i),
@@ -148,7 +156,7 @@ describe('loki sink', () => {
         fromResourceVersion: '10',
         toResourceVersion: '20',
         since: undefined,
-        time: '2026-03-01T00:00:00.000Z',
+        time: recent(2000),
       });
       await sink.deliver(notice, signal);
       await sink.deliver(notice, signal);
@@ -164,9 +172,9 @@ describe('loki sink', () => {
     const run = freshRun();
     const sink = new LokiSink({ name: 'logs', url: server.url, labels: { run } });
     try {
-      const big = sampleEvent({ name: 'big' });
+      const big = sampleEvent({ name: 'big', time: recent(3000) });
       big.object = { ...big.object, data: { blob: 'x'.repeat(300 * 1024) } } as typeof big.object;
-      const small = ['a', 'b', 'c'].map((name) => sampleEvent({ name }));
+      const small = ['a', 'b', 'c'].map((name, i) => sampleEvent({ name, time: recent(3001 + i) }));
       const results = await Promise.allSettled([big, ...small].map((e) => sink.deliver(e, signal)));
       const refused = results[0];
       assert.ok(refused?.status === 'rejected', 'the long line is refused');

@@ -6,11 +6,13 @@ import type { Sink } from '../../src/raven/sinks/sink.js';
 import { NatsServer } from '../../test/harness/nats-server.js';
 import { PostgresServer } from '../../test/harness/postgres-server.js';
 import { RedisServer } from '../../test/harness/redis-server.js';
+import { LokiServer } from '../../test/harness/loki-server.js';
 import { ravenDist } from '../lib/raven.js';
 
 type PostgresModule = typeof import('../../src/raven/sinks/postgres-sink.js');
 type NatsModule = typeof import('../../src/raven/sinks/nats-sink.js');
 type RedisModule = typeof import('../../src/raven/sinks/redis-sink.js');
+type LokiModule = typeof import('../../src/raven/sinks/loki-sink.js');
 
 export interface RunningTarget {
   /** The sink with its defaults, or with `maxBatch` set. */
@@ -93,6 +95,26 @@ const redis: SinkTarget = {
   },
 };
 
+const loki: SinkTarget = {
+  name: 'loki',
+  start: async () => {
+    const server = await LokiServer.start();
+    return {
+      sink: async (maxBatch) => {
+        const { LokiSink } = await load<LokiModule>('raven/sinks/loki-sink.js');
+        return new LokiSink({
+          name: 'bench',
+          url: server.url,
+          ...(maxBatch === undefined ? {} : { maxBatch }),
+        });
+      },
+      // The suite's changes are timed from 1 700 000 000 000 ms on, one millisecond apart.
+      count: () => server.count('{watcher="bench"}', 1_699_999_999_000, 1_700_000_000_000 + 86_400_000),
+      stop: () => server.stop(),
+    };
+  },
+};
+
 export function sinkTargets(): SinkTarget[] {
-  return [postgres, nats, redis];
+  return [postgres, nats, redis, loki];
 }

@@ -25,6 +25,7 @@ export { CloudEventsSink, type CloudEventsSinkOptions } from './sinks/cloudevent
 export { PostgresSink, type PostgresSinkOptions } from './sinks/postgres-sink.js';
 export { NatsSink, type NatsSinkOptions } from './sinks/nats-sink.js';
 export { RedisSink, type RedisSinkOptions } from './sinks/redis-sink.js';
+export { LokiSink, type LokiSinkOptions } from './sinks/loki-sink.js';
 export { SyslogSink, type SyslogSinkOptions } from './sinks/syslog-sink.js';
 export {
   SinkDelivery,

@@ -90,7 +90,7 @@ export async function ensureBinaries(log: (line: string) => void = () => undefin
   }
 }
 
-async function acquireLock(path: string): Promise<{ release: () => Promise<void> }> {
+export async function acquireLock(path: string): Promise<{ release: () => Promise<void> }> {
   for (;;) {
     try {
       const handle = await open(path, 'wx');

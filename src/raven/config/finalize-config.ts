@@ -89,7 +89,10 @@ export function finalizeConfig(
           ? sink.delivery
           : { ...sink.delivery, deadLetterPath: path(deadLetterPath) };
       if (sink.type === 'file') return { ...sink, delivery, path: path(sink.path) };
-      if ((sink.type === 'syslog' || sink.type === 'email') && sink.caFile !== undefined)
+      if (
+        (sink.type === 'syslog' || sink.type === 'email' || sink.type === 'loki') &&
+        sink.caFile !== undefined
+      )
         return { ...sink, delivery, caFile: path(sink.caFile) };
       return { ...sink, delivery };
     }),

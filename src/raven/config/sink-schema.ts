@@ -19,6 +19,7 @@ import {
 import { subjectTemplateProblem, templateProblem } from './template-check.js';
 import { SYSLOG_FACILITIES } from '../sinks/syslog-sink.js';
 import { EMAIL_SUBJECT } from '../sinks/email-message.js';
+import { LOKI_LABELS } from '../sinks/loki-sink.js';
 
 /** Sink types, in the order documented. */
 export const SINK_TYPES = [
@@ -33,6 +34,7 @@ export const SINK_TYPES = [
   'postgres',
   'nats',
   'redis',
+  'loki',
   'syslog',
   'email',
 ] as const;
@@ -272,6 +274,55 @@ export const sinkSchema = z.discriminatedUnion('type', [
     maxLen: integer(1, 100_000, ' entries'),
     /** How long an object's de-duplication key lives after its last change. */
     dedupeTtlSeconds: integer(1, 7 * 86_400, ' seconds'),
+  }),
+  strictObject({
+    ...streaming,
+    type: z.literal('loki'),
+    /** Loki's base URL, `http://loki:3100` (or a gateway's, with a path prefix); `/loki/api/v1/push` is added. */
+    url: urlSchema,
+    /** Sent as `X-Scope-OrgID`, for a multi-tenant Loki. */
+    tenant: text('a tenant id such as team-a').optional(),
+    /** Basic authentication user name; with `password`. */
+    username: text('a user name').optional(),
+    /** Basic authentication password (a credential: use `${VAR}`). */
+    password: text('a password (use ${VAR})').optional(),
+    /** `Authorization: Bearer <token>` (a credential: use `${VAR}`); not with username. */
+    bearerToken: text('a token (use ${VAR})').optional(),
+    headers: headersSchema,
+    /** Labels added to every stream, e.g. `{ cluster: prod }`. */
+    labels: z.record(z.string(), text('a label value')).default({}),
+    /** Label each stream with the change's namespace. */
+    namespaceLabel: z.boolean().default(true),
+    /** For https: a PEM file of CA certificates to trust instead of the system's; relative to the config file. */
+    caFile: text('a PEM file path').optional(),
+    /** For https: the name the server certificate must carry; default the URL's host. */
+    serverName: text('a host name').optional(),
+  }).superRefine((sink, ctx) => {
+    if ((sink.username === undefined) !== (sink.password === undefined))
+      ctx.addIssue({
+        code: 'custom',
+        path: [sink.username === undefined ? 'username' : 'password'],
+        message: 'username and password go together: give both to authenticate, or neither',
+      });
+    if (sink.username !== undefined && sink.bearerToken !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['bearerToken'],
+        message: 'give username and password, or bearerToken, not both',
+      });
+    for (const name of Object.keys(sink.labels))
+      if (!/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(name) || name.startsWith('__'))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['labels', name],
+          message: `label name "${name}" is not valid: use letters, digits and _, not starting with a digit or __`,
+        });
+      else if ((LOKI_LABELS as readonly string[]).includes(name))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['labels', name],
+          message: `label "${name}" is set by Raven on every stream; choose another name`,
+        });
   }),
   strictObject({
     ...common,

@@ -7,8 +7,10 @@
  *
  * Each `submit` settles with its batch: resolved when the whole batch was written, rejected with
  * the write's error otherwise (the delivery layer retries each event on its own; the streaming
- * sinks make a repeated write a no-op). A delivery whose signal aborted before its batch was
- * taken is rejected without being written.
+ * sinks make a repeated write a no-op). A write that can tell which items failed returns one
+ * outcome per item instead (`undefined` for written, the error otherwise), and each delivery
+ * settles with its own. A delivery whose signal aborted before its batch was taken is rejected
+ * without being written.
  */
 import { abortReason } from '../../util/signals.js';
 
@@ -34,15 +36,18 @@ interface Waiting<T> {
  * );
  * await writer.submit(row, signal); // resolves once the batch holding `row` is written
  */
+/** A write: resolves with nothing (all written) or with one outcome per item, `undefined` for written. */
+export type BatchWrite<T> = ((items: T[]) => Promise<void>) | ((items: T[]) => Promise<readonly unknown[]>);
+
 export class BatchWriter<T> {
-  readonly #write: (items: T[]) => Promise<void>;
+  readonly #write: BatchWrite<T>;
   readonly #maxBatch: number;
   readonly #maxInFlight: number;
   #waiting: Waiting<T>[] = [];
   #inFlight = 0;
   #scheduled = false;
 
-  constructor(write: (items: T[]) => Promise<void>, options: BatchWriterOptions) {
+  constructor(write: BatchWrite<T>, options: BatchWriterOptions) {
     this.#write = write;
     this.#maxBatch = Math.max(1, options.maxBatch);
     this.#maxInFlight = Math.max(1, options.maxInFlight);
@@ -84,8 +89,12 @@ export class BatchWriter<T> {
 
   async #run(batch: Waiting<T>[]): Promise<void> {
     try {
-      await this.#write(batch.map((w) => w.item));
-      for (const w of batch) w.resolve();
+      const outcome = await this.#write(batch.map((w) => w.item));
+      batch.forEach((w, i) => {
+        const failure: unknown = Array.isArray(outcome) ? (outcome as readonly unknown[])[i] : undefined;
+        if (failure === undefined) w.resolve();
+        else w.reject(failure);
+      });
     } catch (err) {
       for (const w of batch) w.reject(err);
     } finally {

@@ -11,6 +11,7 @@ import { FileSink } from './file-sink.js';
 import { NatsSink } from './nats-sink.js';
 import { PostgresSink } from './postgres-sink.js';
 import { RedisSink } from './redis-sink.js';
+import { LokiSink } from './loki-sink.js';
 import type { Sink } from './sink.js';
 import { StdoutSink } from './stdout-sink.js';
 import { WebhookSink } from './webhook-sink.js';
@@ -118,6 +119,28 @@ export function buildSink(config: SinkConfig, options: BuildSinkOptions = {}): S
         dedupeTtlSeconds: config.dedupeTtlSeconds,
         maxBatch: config.maxBatch,
         timeoutMs: config.timeoutSeconds * 1000,
+      });
+    case 'loki':
+      return new LokiSink({
+        name: config.name,
+        url: config.url,
+        ...(config.tenant === undefined ? {} : { tenant: config.tenant }),
+        ...(config.username === undefined ? {} : { username: config.username, password: config.password }),
+        ...(config.bearerToken === undefined ? {} : { bearerToken: config.bearerToken }),
+        headers: config.headers,
+        labels: config.labels,
+        namespaceLabel: config.namespaceLabel,
+        maxBatch: config.maxBatch,
+        timeoutMs: config.timeoutSeconds * 1000,
+        ...(config.caFile === undefined && config.serverName === undefined
+          ? {}
+          : {
+              tls: {
+                ...(config.caFile === undefined ? {} : { ca: readFileSync(config.caFile, 'utf8') }),
+                ...(config.serverName === undefined ? {} : { serverName: config.serverName }),
+              },
+            }),
+        ...clock,
       });
     case 'syslog':
       return new SyslogSink({

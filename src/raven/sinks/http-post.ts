@@ -11,7 +11,7 @@
  */
 import type { Dispatcher } from 'undici';
 import { ConfigError, TransportError } from '../../errors/raven-error.js';
-import { createPool } from '../../http/http-pool.js';
+import { createPool, type PoolTls } from '../../http/http-pool.js';
 import { send } from '../../http/send.js';
 import { defaultUserAgent } from '../../client/version.js';
 import { abortReason } from '../../util/signals.js';
@@ -29,19 +29,26 @@ const ANSWER_SNIPPET_CHARS = 200;
  * An HTTP sink's connections: the dispatcher it was given (shared, not closed by the sink), or a
  * pool of its own, built at the first delivery and closed with the sink: keep-alive for 30 s (a
  * sink posts in bursts), at most 16 sockets to its receiver (deliveries are at most `concurrency`
- * per sink, 4 by default), 10 s to connect.
+ * per sink, 4 by default), 10 s to connect, with `tls` (trusted CAs, a client certificate) for
+ * every connection it opens.
  */
 export class SinkPool {
   readonly #given: Dispatcher | undefined;
+  readonly #tls: PoolTls | undefined;
   #own: Dispatcher | undefined;
 
-  constructor(dispatcher?: Dispatcher) {
+  constructor(dispatcher?: Dispatcher, tls?: PoolTls) {
     this.#given = dispatcher;
+    this.#tls = tls;
   }
 
   get dispatcher(): Dispatcher {
     if (this.#given !== undefined) return this.#given;
-    this.#own ??= createPool({ connections: 16, keepAliveTimeoutMs: 30_000 });
+    this.#own ??= createPool({
+      connections: 16,
+      keepAliveTimeoutMs: 30_000,
+      ...(this.#tls === undefined ? {} : { tls: this.#tls }),
+    });
     return this.#own;
   }
 

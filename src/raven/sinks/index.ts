@@ -28,7 +28,8 @@ export { PostgresSink, type PostgresSinkOptions } from './postgres-sink.js';
 export { NatsSink, type NatsSinkOptions } from './nats-sink.js';
 export { natsSubject, subjectToken } from './nats-subject.js';
 export { RedisSink, type RedisSinkOptions } from './redis-sink.js';
-export { BatchWriter, type BatchWriterOptions } from './batch-writer.js';
+export { LokiSink, lokiLabels, lokiTimestamp, LOKI_LABELS, type LokiSinkOptions } from './loki-sink.js';
+export { BatchWriter, type BatchWrite, type BatchWriterOptions } from './batch-writer.js';
 export { SinkPool } from './http-post.js';
 export { scrubUrl } from './scrub-url.js';
 export {

@@ -122,7 +122,7 @@ const cases: Case[] = [
     source: `${WATCHERS}sinks: [{ name: chat, type: slak, url: "https://x.example.com" }]\n`,
     path: 'sinks[0].type',
     message:
-      /expected one of stdout, file, webhook, slack, mattermost, teams, discord, cloudevents, postgres, nats, redis, syslog, email, got "slak" \(did you mean "slack"\?\)/,
+      /expected one of stdout, file, webhook, slack, mattermost, teams, discord, cloudevents, postgres, nats, redis, loki, syslog, email, got "slak" \(did you mean "slack"\?\)/,
   },
   {
     name: 'a wrong type says what was expected and what was given',
@@ -322,6 +322,24 @@ const cases: Case[] = [
     path: 'sinks[0].url',
     message:
       /^(?!.*hunter2).*expected a URI like redis:\/\/user:password@host:6379\/0 \(scheme redis:\/\/ or rediss:\/\/\)/,
+  },
+  {
+    name: "a loki label may not replace one of Raven's own",
+    source: `${WATCHERS}sinks: [{ name: logs, type: loki, url: "http://loki:3100", labels: { namespace: x } }]\n`,
+    path: 'sinks[0].labels.namespace',
+    message: /label "namespace" is set by Raven on every stream; choose another name/,
+  },
+  {
+    name: 'a loki label name must be a Prometheus label name',
+    source: `${WATCHERS}sinks: [{ name: logs, type: loki, url: "http://loki:3100", labels: { team-name: x } }]\n`,
+    path: 'sinks[0].labels.team-name',
+    message: /label name "team-name" is not valid: use letters, digits and _, not starting with a digit/,
+  },
+  {
+    name: 'a loki sink takes basic authentication or a bearer token, not both',
+    source: `${WATCHERS}sinks: [{ name: logs, type: loki, url: "http://loki:3100", username: u, password: p, bearerToken: t }]\n`,
+    path: 'sinks[0].bearerToken',
+    message: /give username and password, or bearerToken, not both/,
   },
   {
     name: 'a redis maxLen below 1 gives the lower bound',

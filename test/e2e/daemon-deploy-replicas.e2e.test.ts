@@ -1,6 +1,6 @@
 /**
  * Deploying N replicas: the Helm chart (deploy/helm/raven) and the kustomize overlay
- * (deploy/replicas/). helm and kustomize are the real tools, built from the Go module proxy
+ * (deploy-replicas/). helm and kustomize are the real tools, built from the Go module proxy
  * (hack/deploytools). There is no kubelet here, so pods never run; what the apiserver can judge is
  * judged by it: every rendered object is created by server-side apply with strict field
  * validation and read back, the RBAC is asked of the apiserver's own authorizer
@@ -389,7 +389,7 @@ test('the chart derives the read rules deploy/rbac.yaml holds for deploy/raven.y
   assert.deepEqual(rules(byKind(given, 'ClusterRole')[0]), explicit);
 });
 
-test('kustomize renders deploy/ as its files, and deploy/replicas/ as 3 replicas on PostgreSQL the apiserver accepts', async (t) => {
+test('kustomize renders deploy/ as its files, and deploy-replicas/ as 3 replicas on PostgreSQL the apiserver accepts', async (t) => {
   const plane = await sharedCluster();
   const ns = await freshNamespace(plane);
   t.after(() => deleteNamespace(plane, ns));
@@ -409,15 +409,15 @@ test('kustomize renders deploy/ as its files, and deploy/replicas/ as 3 replicas
     [...files].sort((a, b) => key(a).localeCompare(key(b))),
   );
 
-  const overlay = await kustomize(join(deploy, 'replicas'));
+  const overlay = await kustomize(join(repo, 'deploy-replicas'));
   assert.deepEqual(byKind(overlay, 'PersistentVolumeClaim'), [], 'no volume claim');
-  assert.equal(ravenYaml(overlay), await readFile(join(deploy, 'replicas', 'raven.yaml'), 'utf8'));
+  assert.equal(ravenYaml(overlay), await readFile(join(repo, 'deploy-replicas', 'raven.yaml'), 'utf8'));
   const config = parse(ravenYaml(overlay)) as RavenYaml;
   assert.deepEqual(config.checkpoint, { type: 'postgres', url: '${RAVEN_CHECKPOINT_URL}' });
   assert.equal(config.leaderElection.enabled, true);
   await ravenCheck(dir, ravenYaml(overlay));
 
-  const examples = documents(await readFile(join(deploy, 'replicas', 'secret.example.yaml'), 'utf8'));
+  const examples = documents(await readFile(join(repo, 'deploy-replicas', 'secret.example.yaml'), 'utf8'));
   const moved = [...overlay, ...examples].filter((m) => m.kind !== 'Namespace').map((m) => relocate(m, ns));
   await apply(t, plane, moved);
   const deployment = await readBack<DeploymentShape>(plane, byKind(moved, 'Deployment')[0]);

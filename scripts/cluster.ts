@@ -1,7 +1,8 @@
 /**
  * `npm run cluster -- <command>`: the local Kubernetes control plane for trying Raven and for tests.
  *
- *   build    build (or find cached) kube-apiserver, kube-controller-manager and etcd
+ *   build    build (or find cached) kube-apiserver, kube-controller-manager and etcd, and the
+ *            helm and kustomize the deployment tests render deploy/ with
  *   up       start etcd + apiserver + controller-manager on loopback and write a kubeconfig
  *   down     stop everything `up` started
  *   status   say whether it runs, where, and the kubeconfig path
@@ -9,9 +10,10 @@
  *
  * State lives in $RAVEN_CLUSTER_DIR (default: .cache/cluster in the repository).
  */
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { ensureBinaries, repoRoot } from '../test/harness/binaries.js';
 import { ControlPlane } from '../test/harness/control-plane.js';
+import { ensureDeployTools } from '../test/harness/deploy-tools.js';
 
 const dir = process.env.RAVEN_CLUSTER_DIR ?? join(repoRoot, '.cache', 'cluster');
 const log = (line: string): void => {
@@ -23,6 +25,8 @@ async function main(command: string | undefined): Promise<number> {
     case 'build': {
       const bins = await ensureBinaries(log);
       log(`binaries for ${bins.kubernetesVersion} in ${bins.dir}`);
+      const tools = await ensureDeployTools(log);
+      log(`helm ${tools.helmVersion} and kustomize in ${dirname(tools.helm)}`);
       return 0;
     }
     case 'up': {

@@ -7,7 +7,6 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parse, parseAllDocuments, stringify } from 'yaml';
@@ -23,42 +22,9 @@ import {
   daemonFixture,
 } from './daemon-process.js';
 import { readRules, leaseRules, type PolicyRule } from '../../deploy/rbac-from-config.js';
+import { byKind, collectionPath, collections, relocate, type Manifest } from './deploy-manifests.js';
 
 const deploy = resolve(import.meta.dirname, '..', '..', 'deploy');
-
-interface Manifest {
-  apiVersion: string;
-  kind: string;
-  metadata: { name: string; namespace?: string };
-  [field: string]: unknown;
-}
-
-/** Collection paths of the kinds deploy/ uses. */
-const collections: Record<string, { prefix: string; plural: string; namespaced: boolean }> = {
-  Namespace: { prefix: '/api/v1', plural: 'namespaces', namespaced: false },
-  ServiceAccount: { prefix: '/api/v1', plural: 'serviceaccounts', namespaced: true },
-  ConfigMap: { prefix: '/api/v1', plural: 'configmaps', namespaced: true },
-  Secret: { prefix: '/api/v1', plural: 'secrets', namespaced: true },
-  Service: { prefix: '/api/v1', plural: 'services', namespaced: true },
-  PersistentVolumeClaim: { prefix: '/api/v1', plural: 'persistentvolumeclaims', namespaced: true },
-  Deployment: { prefix: '/apis/apps/v1', plural: 'deployments', namespaced: true },
-  ClusterRole: { prefix: '/apis/rbac.authorization.k8s.io/v1', plural: 'clusterroles', namespaced: false },
-  ClusterRoleBinding: {
-    prefix: '/apis/rbac.authorization.k8s.io/v1',
-    plural: 'clusterrolebindings',
-    namespaced: false,
-  },
-  Role: { prefix: '/apis/rbac.authorization.k8s.io/v1', plural: 'roles', namespaced: true },
-  RoleBinding: { prefix: '/apis/rbac.authorization.k8s.io/v1', plural: 'rolebindings', namespaced: true },
-};
-
-function collectionPath(m: Manifest): string {
-  const c = collections[m.kind];
-  assert.ok(c, `a kind the test knows: ${m.kind}`);
-  return c.namespaced
-    ? `${c.prefix}/namespaces/${m.metadata.namespace ?? ''}/${c.plural}`
-    : `${c.prefix}/${c.plural}`;
-}
 
 async function manifests(): Promise<Map<string, Manifest[]>> {
   const out = new Map<string, Manifest[]>();
@@ -73,23 +39,6 @@ async function manifests(): Promise<Map<string, Manifest[]>> {
   return out;
 }
 
-/**
- * The manifests moved into a test namespace with unique cluster-scoped names, so tests never meet:
- * namespaced objects go to `ns`, cluster-scoped ones are named `raven-<ns>`, references follow.
- */
-function relocate(m: Manifest, ns: string): Manifest {
-  const copy = structuredClone(m);
-  const c = collections[copy.kind];
-  if (c?.namespaced === true) copy.metadata.namespace = ns;
-  else if (copy.kind === 'Namespace') copy.metadata.name = `raven-dry-${randomBytes(3).toString('hex')}`;
-  else copy.metadata.name = `raven-${ns}`;
-  const binding = copy as { roleRef?: { kind: string; name: string }; subjects?: { namespace?: string }[] };
-  if (binding.roleRef?.kind === 'ClusterRole') binding.roleRef.name = `raven-${ns}`;
-  for (const subject of binding.subjects ?? []) subject.namespace = ns;
-  return copy;
-}
-
-const byKind = (all: Manifest[], kind: string): Manifest[] => all.filter((m) => m.kind === kind);
 const rulesOf = (m: Manifest | undefined): PolicyRule[] =>
   (m as { rules?: PolicyRule[] } | undefined)?.rules ?? [];
 

@@ -1,7 +1,8 @@
 /**
- * The control-plane binaries (kube-apiserver, kube-controller-manager, etcd), built with Go from
- * hack/controlplane/go.mod and cached outside the clone, keyed by a hash of that module's go.mod
- * and go.sum and the Go version, so a second start takes seconds and a version bump rebuilds.
+ * Binaries built with Go from the modules under hack/ and cached outside the clone, keyed by a hash
+ * of the module's go.mod and go.sum and the Go version, so a second start takes seconds and a
+ * version bump rebuilds: the control plane (kube-apiserver, kube-controller-manager, etcd from
+ * hack/controlplane) here, helm and kustomize (hack/deploytools) in deploy-tools.ts.
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -32,62 +33,89 @@ export function cacheRoot(env: NodeJS.ProcessEnv = process.env): string {
   return join(xdg, 'kube-raven');
 }
 
-async function moduleKey(): Promise<{ key: string; kubernetesVersion: string }> {
-  const gomod = await readFile(join(moduleDir, 'go.mod'), 'utf8');
-  const gosum = await readFile(join(moduleDir, 'go.sum'), 'utf8');
-  const { stdout: goVersion } = await run('go', ['env', 'GOVERSION']);
-  const version = /k8s\.io\/kubernetes (v[0-9.]+)/.exec(gomod)?.[1] ?? 'unknown';
-  const hash = createHash('sha256').update(gomod).update(gosum).update(goVersion.trim()).digest('hex');
-  return { key: `${version}-${hash.slice(0, 12)}`, kubernetesVersion: version };
+/**
+ * A Go module under hack/ built into the cache: `go build` of `packages` into
+ * `<cacheRoot>/<cacheName>/<version>-<hash>/`, the hash taken over the module's go.mod and go.sum
+ * and the Go version, so a version bump rebuilds and everything else finds the cached build.
+ * Concurrent callers (test files in parallel) wait on one build.
+ */
+export interface GoBuild {
+  /** The module directory, e.g. hack/controlplane. */
+  moduleDir: string;
+  /** The cache folder's name under cacheRoot(). */
+  cacheName: string;
+  /** What `go build` builds (import paths or ./relative to the module). */
+  packages: string[];
+  /** The version in the cache key, read from go.mod (e.g. the k8s.io/kubernetes version). */
+  version: (gomod: string) => string;
+  /** Says what is being built, once, when it is not cached. */
+  describe: string;
 }
 
-/**
- * Return the cached binaries, building them first when missing (10-25 minutes on 2 cores the first
- * time; Go's own build cache makes rebuilds faster). Concurrent callers wait on one build.
- */
-export async function ensureBinaries(log: (line: string) => void = () => undefined): Promise<Binaries> {
-  const { key, kubernetesVersion } = await moduleKey();
-  const dir = join(cacheRoot(), 'controlplane', key);
-  const binaries: Binaries = {
-    apiserver: join(dir, 'kube-apiserver'),
-    controllerManager: join(dir, 'kube-controller-manager'),
-    etcd: join(dir, 'etcd'),
-    kubernetesVersion,
-    dir,
-  };
-  if (existsSync(join(dir, '.complete'))) return binaries;
+/** Build (or find) a GoBuild; returns the folder holding its binaries and the version. */
+export async function ensureGoBuild(
+  build: GoBuild,
+  log: (line: string) => void = () => undefined,
+): Promise<{ dir: string; version: string }> {
+  const gomod = await readFile(join(build.moduleDir, 'go.mod'), 'utf8');
+  const gosum = await readFile(join(build.moduleDir, 'go.sum'), 'utf8');
+  const { stdout: goVersion } = await run('go', ['env', 'GOVERSION']);
+  const version = build.version(gomod);
+  const hash = createHash('sha256').update(gomod).update(gosum).update(goVersion.trim()).digest('hex');
+  const parent = join(cacheRoot(), build.cacheName);
+  const dir = join(parent, `${version}-${hash.slice(0, 12)}`);
+  if (existsSync(join(dir, '.complete'))) return { dir, version };
 
-  await mkdir(join(cacheRoot(), 'controlplane'), { recursive: true });
-  const lock = await acquireLock(join(cacheRoot(), 'controlplane', `${key}.lock`));
+  await mkdir(parent, { recursive: true });
+  const lock = await acquireLock(`${dir}.lock`);
   try {
-    if (existsSync(join(dir, '.complete'))) return binaries;
+    if (existsSync(join(dir, '.complete'))) return { dir, version };
     const tmp = `${dir}.tmp-${process.pid}`;
     await rm(tmp, { recursive: true, force: true });
     await mkdir(tmp, { recursive: true });
-    log(`building kube-apiserver, kube-controller-manager and etcd (${kubernetesVersion}) into ${dir}`);
+    log(`building ${build.describe} (${version}) into ${dir}`);
     const started = Date.now();
-    await run(
-      'go',
-      [
-        'build',
-        '-trimpath',
-        '-ldflags=-s -w',
-        '-o',
-        tmp + '/',
-        'k8s.io/kubernetes/cmd/kube-apiserver',
-        'k8s.io/kubernetes/cmd/kube-controller-manager',
-        './cmd/etcd',
-      ],
-      { cwd: moduleDir, env: { ...process.env, GOFLAGS: '-mod=mod' }, maxBuffer: 64 << 20 },
-    );
+    await run('go', ['build', '-trimpath', '-ldflags=-s -w', '-o', tmp + '/', ...build.packages], {
+      cwd: build.moduleDir,
+      env: { ...process.env, GOFLAGS: '-mod=mod' },
+      maxBuffer: 64 << 20,
+    });
     await (await open(join(tmp, '.complete'), 'w')).close();
     await rm(dir, { recursive: true, force: true });
     await rename(tmp, dir);
     log(`built in ${Math.round((Date.now() - started) / 1000)} s`);
-    return binaries;
+    return { dir, version };
   } finally {
     await lock.release();
   }
+}
+
+/**
+ * Return the cached control-plane binaries, building them first when missing (10-25 minutes on
+ * 2 cores the first time; Go's own build cache makes rebuilds faster).
+ */
+export async function ensureBinaries(log: (line: string) => void = () => undefined): Promise<Binaries> {
+  const { dir, version } = await ensureGoBuild(
+    {
+      moduleDir,
+      cacheName: 'controlplane',
+      packages: [
+        'k8s.io/kubernetes/cmd/kube-apiserver',
+        'k8s.io/kubernetes/cmd/kube-controller-manager',
+        './cmd/etcd',
+      ],
+      version: (gomod) => /k8s\.io\/kubernetes (v[0-9.]+)/.exec(gomod)?.[1] ?? 'unknown',
+      describe: 'kube-apiserver, kube-controller-manager and etcd',
+    },
+    log,
+  );
+  return {
+    apiserver: join(dir, 'kube-apiserver'),
+    controllerManager: join(dir, 'kube-controller-manager'),
+    etcd: join(dir, 'etcd'),
+    kubernetesVersion: version,
+    dir,
+  };
 }
 
 export async function acquireLock(path: string): Promise<{ release: () => Promise<void> }> {

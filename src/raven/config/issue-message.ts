@@ -79,6 +79,13 @@ export function describeValue(value: unknown): string {
   return typeof value;
 }
 
+/** What kind of value the user wrote, without the value. */
+function describeKind(value: unknown): string {
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'a mapping';
+  return TYPE_NAMES[typeof value] ?? typeof value;
+}
+
 /** A problem at a path. */
 export interface Problem {
   path: ConfigPath;
@@ -105,13 +112,19 @@ export function issueProblems(
   }));
 }
 
+/** Fields whose value is a credential (`token`, `password`, `bearerToken`, ...): never echoed. */
+const CREDENTIAL_KEY = /(token|password|secret|apikey)$/i;
+
 /** The final message for one issue; `value` is what the user wrote at the issue's path. */
 function issueMessage(issue: z.core.$ZodIssue, value: unknown, variables: readonly string[]): string {
   if (issue.code === 'custom') return issue.message;
+  const key = issue.path.at(-1);
   const shown =
     variables.length > 0 && typeof value === 'string'
       ? `the value of ${variables.map((v) => `\${${v}}`).join(', ')} (not shown)`
-      : describeValue(value);
+      : typeof key === 'string' && CREDENTIAL_KEY.test(key) && value !== undefined && value !== null
+        ? `${describeKind(value)} (not shown: it is a credential)`
+        : describeValue(value);
   const choices =
     issue.code === 'invalid_value'
       ? issue.values.map(String)

@@ -342,6 +342,18 @@ const cases: Case[] = [
     message: /give username and password, or bearerToken, not both/,
   },
   {
+    name: 'a ui token written as a YAML number is refused without echoing it',
+    source: `${WATCHERS}server: { address: 0.0.0.0, ui: { enabled: true, token: 918273645546372819 } }\n`,
+    path: 'server.ui.token',
+    message: /^(?!.*9182736455).*expected a string, got a number \(not shown: it is a credential\)/,
+  },
+  {
+    name: 'a loki password written as a YAML number is refused without echoing it',
+    source: `${WATCHERS}sinks: [{ name: logs, type: loki, url: "http://loki:3100", username: u, password: 271828182845 }]\n`,
+    path: 'sinks[0].password',
+    message: /^(?!.*271828).*got a number \(not shown: it is a credential\)/,
+  },
+  {
     name: 'a redis maxLen below 1 gives the lower bound',
     source: `${WATCHERS}sinks: [{ name: stream, type: redis, url: "redis://cache:6379", maxLen: 0 }]\n`,
     path: 'sinks[0].maxLen',

@@ -23,9 +23,9 @@ const log = (line: string): void => {
 async function main(command: string | undefined): Promise<number> {
   switch (command) {
     case 'build': {
-      const bins = await ensureBinaries(log);
+      // Both at once: a Go build leaves a core idle while it downloads modules and links.
+      const [bins, tools] = await Promise.all([ensureBinaries(log), ensureDeployTools(log)]);
       log(`binaries for ${bins.kubernetesVersion} in ${bins.dir}`);
-      const tools = await ensureDeployTools(log);
       log(`helm ${tools.helmVersion} and kustomize in ${dirname(tools.helm)}`);
       return 0;
     }

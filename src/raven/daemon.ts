@@ -478,6 +478,7 @@ export class Daemon {
             logger: log,
             diffIgnore: config.diff.ignore,
             signal: stopWork.signal,
+            ...(this.#options.random === undefined ? {} : { random: this.#options.random }),
           },
           {
             watching: (scopes) => sinks.watching(scopes),

@@ -138,6 +138,8 @@ export class WatcherPipeline {
       logger: Logger;
       diffIgnore: readonly string[];
       signal: AbortSignal;
+      /** Random numbers in [0, 1) for the reconnect jitter (Math.random unless injected). */
+      random?: () => number;
     },
     callbacks: PipelineCallbacks,
     resume?: ResumeFrom,
@@ -155,6 +157,7 @@ export class WatcherPipeline {
       clock: options.clock,
       logger: options.logger,
       signal: options.signal,
+      ...(options.random === undefined ? {} : { random: options.random }),
       ...(resume === undefined ? {} : { resume }),
     });
     this.#watcher = watcher;

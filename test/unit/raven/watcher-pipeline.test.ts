@@ -108,6 +108,8 @@ interface RunOptions {
   diffIgnore?: string[];
   /** Called from every callback, after it is recorded (a throw here is a callback's throw). */
   hook?: (call: Call) => void;
+  /** The reconnect jitter's random numbers. */
+  random?: () => number;
 }
 
 /** One pipeline run: every callback recorded in order, with the virtual time it came at. */
@@ -115,6 +117,8 @@ class Run {
   readonly calls: Recorded[] = [];
   /** The signal of every request the watchers made. */
   readonly signals: AbortSignal[] = [];
+  /** The virtual time of every request the watchers made. */
+  readonly requestedAt: number[] = [];
   readonly abort = new AbortController();
   readonly done: Promise<void>;
   ended = false;
@@ -134,6 +138,7 @@ class Run {
     const spy: WatchTransport = {
       stream: (request) => {
         if (request.signal !== undefined) this.signals.push(request.signal);
+        this.requestedAt.push(clock.now());
         return transport.stream(request);
       },
     };
@@ -145,6 +150,7 @@ class Run {
           logger: silent,
           diffIgnore: options.diffIgnore ?? [],
           signal: this.abort.signal,
+          ...(options.random === undefined ? {} : { random: options.random }),
         },
         {
           watching: (scopes) => record({ kind: 'watching', scopes }),
@@ -431,6 +437,29 @@ test('resumed, it lists nothing: it announces the kept objects at once and passe
   assert.equal(modified?.previous, kept, 'the kept object is the previous state of its first change');
   assert.deepEqual(modified.diff, [{ path: 'status.phase', op: 'add', new: 'Running' }]);
   await run.stop();
+});
+
+test('the reconnect after a dropped stream waits a backoff jittered by the injected random numbers', async () => {
+  const run = (random: number): Run & { transport: FakeTransport } =>
+    start(
+      [
+        { events: [ev('MODIFIED', pod('a', '6'))], then: 'reset' },
+        { events: [], then: 'hang' },
+      ],
+      { resume: { resourceVersion: '5', objects: [pod('a', '5')] }, random: () => random },
+    );
+  /** Virtual ms from the reset (as the change before it arrived) until the watch is asked again. */
+  const reconnectsAfter = async (r: Run & { transport: FakeTransport }): Promise<number> => {
+    await r.until(() => r.transport.requests.length === 2);
+    assert.equal(r.transport.requests[1]?.query.resourceVersion, '6', 'resumes after the last change');
+    const changedAt = r.of('change')[0]?.at ?? assert.fail('no change');
+    await r.stop();
+    return (r.requestedAt[1] ?? NaN) - changedAt;
+  };
+  const low = await reconnectsAfter(run(0));
+  const high = await reconnectsAfter(run(0.999));
+  // A first connection failure waits 100 ms with ±50 % jitter: 50 ms at 0, 150 at (nearly) 1.
+  assert.deepEqual([low, high], [50, 150]);
 });
 
 test('a resume point that expired before anything arrived is relisted without passing changes on: relisted says atResumePoint', async () => {

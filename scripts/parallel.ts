@@ -1,12 +1,10 @@
 /**
- * `tsx scripts/parallel.ts [--stream] SCRIPT...`: run npm scripts at the same time and fail if any
- * failed. A SCRIPT with spaces is a script and its arguments: 'cluster build' runs
- * `npm run cluster -- build`.
+ * `tsx scripts/parallel.ts SCRIPT...`: run npm scripts at the same time, print each one's output
+ * whole as it ends, and fail if any failed. A SCRIPT with spaces is a script and its arguments:
+ * 'cluster status' runs `npm run cluster -- status`.
  *
- * Without --stream each one's output is held and printed whole as it ends (`npm run checks`:
- * type-check, lint and build, each a single-threaded process, so on 2 cores they take the time of
- * the longest instead of the sum). With --stream lines are printed as they come (`npm run setup`:
- * the Go builds, which take minutes and say what they do as they go).
+ * `npm run checks` runs type-check, lint and build this way: each is one single-threaded process,
+ * so on 2 cores they take the time of the longest, lint, instead of the sum.
  */
 import { spawn } from 'node:child_process';
 
@@ -17,29 +15,16 @@ interface Outcome {
   seconds: number;
 }
 
-function run(script: string, stream: boolean): Promise<Outcome> {
+function run(script: string): Promise<Outcome> {
   const started = Date.now();
   const [name = '', ...args] = script.split(' ').filter((s) => s !== '');
   const argv = ['run', '--silent', name, ...(args.length > 0 ? ['--', ...args] : [])];
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
-    let partial = '';
-    const take = (chunk: Buffer): void => {
-      if (!stream) {
-        chunks.push(chunk);
-        return;
-      }
-      // Whole lines only, so two scripts' lines never interleave mid-line.
-      const text = partial + chunk.toString();
-      const end = text.lastIndexOf('\n') + 1;
-      process.stdout.write(text.slice(0, end));
-      partial = text.slice(end);
-    };
     const child = spawn('npm', argv, { stdio: ['ignore', 'pipe', 'pipe'] });
-    child.stdout.on('data', take);
-    child.stderr.on('data', take);
+    child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => chunks.push(chunk));
     const done = (code: number): void => {
-      if (partial !== '') process.stdout.write(`${partial}\n`);
       resolve({
         script,
         code,
@@ -48,23 +33,21 @@ function run(script: string, stream: boolean): Promise<Outcome> {
       });
     };
     child.on('error', (err) => {
-      take(Buffer.from(`${err.message}\n`));
+      chunks.push(Buffer.from(`${err.message}\n`));
       done(1);
     });
     child.on('close', (code, signal) => done(code ?? (signal ? 1 : 0)));
   });
 }
 
-async function main(argv: string[]): Promise<number> {
-  const stream = argv.includes('--stream');
-  const scripts = argv.filter((a) => a !== '--stream');
+async function main(scripts: string[]): Promise<number> {
   if (scripts.length === 0) {
-    process.stderr.write('usage: tsx scripts/parallel.ts [--stream] SCRIPT...\n');
+    process.stderr.write('usage: tsx scripts/parallel.ts SCRIPT...\n');
     return 2;
   }
   const outcomes = await Promise.all(
     scripts.map((script) =>
-      run(script, stream).then((outcome) => {
+      run(script).then((outcome) => {
         const verdict = outcome.code === 0 ? 'passed' : `failed (exit ${outcome.code})`;
         process.stdout.write(
           `parallel: ${script} ${verdict} in ${outcome.seconds.toFixed(0)} s\n${outcome.output}`,

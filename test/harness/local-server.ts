@@ -1,23 +1,27 @@
 /**
- * A server from Debian's packages (PostgreSQL, nats-server, redis-server) run by a test on a free
- * loopback port with all its state in a temporary directory: started, stopped (its listener
- * closes: connections are refused) and started again on the same port with the same data, as a
- * real outage and recovery. Output goes to `<dir>/<name>.log`; the process is killed when the
- * test process exits, so a failed test never leaves a server running.
+ * A server (PostgreSQL, nats-server, redis-server from Debian's packages; Grafana Loki) run by a
+ * test on a free loopback port with all its state in a temporary directory: started, stopped (its
+ * listener closes: connections are refused) and started again on the same port with the same
+ * data, as a real outage and recovery. Output goes to `<dir>/<name>.log`; the process is killed
+ * when the test process exits, so a failed test never leaves a server running.
+ *
+ * `TestServer` is what the per-server classes (PostgresServer, NatsServer, RedisServer,
+ * LokiServer) share: down() and up() for an outage, stop() to end it and remove its directory.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { freePorts } from './openstack/processes.js';
 
 /**
- * How long a server may take to accept connections before start() gives up: a safety net for a
- * stuck server, far above the second or two each needs on a loaded machine.
+ * How long a server may take to serve before up() gives up: a safety net for a stuck server, far
+ * above the seconds each needs on a loaded machine (Loki, the slowest, joins its ring in a few).
  */
-const READY_MS = 120_000;
+const READY_MS = 180_000;
 
 export interface LocalServerSpec {
   /** For logs and messages: `postgres`, `nats`, `redis`. */
@@ -30,6 +34,16 @@ export interface LocalServerSpec {
   env?: NodeJS.ProcessEnv;
   /** Signal that shuts it down cleanly; default SIGTERM. */
   stopSignal?: NodeJS.Signals;
+  /**
+   * Whether it serves, not only accepts connections (most open their listener before they have
+   * recovered their data): rejects while it does not; up() asks again every 100 ms.
+   */
+  ready?: (port: number) => Promise<void>;
+}
+
+/** A temporary directory for a test server's state: `raven-test-<name>-XXXXXX`. */
+export function serverDir(name: string): Promise<string> {
+  return mkdtemp(join(tmpdir(), `raven-test-${name}-`));
 }
 
 const running = new Set<ChildProcess>();
@@ -68,7 +82,7 @@ export class LocalServer {
     return readFile(this.logFile, 'utf8').catch(() => '');
   }
 
-  /** Start (again) on the same port; resolves once it accepts connections. */
+  /** Start (again) on the same port; resolves once it accepts connections and is ready. */
   async up(): Promise<void> {
     if (this.#child !== undefined) return;
     const [command, ...args] = this.#spec.argv(this.port);
@@ -104,6 +118,24 @@ export class LocalServer {
         );
       await delay(100);
     }
+    const ready = this.#spec.ready;
+    if (ready === undefined) return;
+    for (;;) {
+      try {
+        await ready(this.port);
+        return;
+      } catch (err) {
+        if (state.exited) {
+          this.#child = undefined;
+          throw new Error(`${this.#spec.name} exited while starting:\n${await this.log()}`);
+        }
+        if (Date.now() > deadline)
+          throw new Error(
+            `${this.#spec.name} not ready after ${READY_MS} ms (${String(err)}):\n${await this.log()}`,
+          );
+        await delay(100);
+      }
+    }
   }
 
   /** Shut down cleanly and wait for the process to end: connections are refused from then on. */
@@ -124,8 +156,34 @@ export class LocalServer {
     this.#child = undefined;
   }
 
+  /** Shut down and remove its directory. */
   async stop(): Promise<void> {
     await this.down();
+    await rm(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** The shared part of a test's own server: its LocalServer, an outage by down() and up(). */
+export class TestServer {
+  readonly server: LocalServer;
+
+  protected constructor(server: LocalServer) {
+    this.server = server;
+  }
+
+  /** Shut down cleanly: connections are refused until up(). */
+  async down(): Promise<void> {
+    await this.server.down();
+  }
+
+  /** Start again on the same port with the same data; resolves once it serves. */
+  async up(): Promise<void> {
+    await this.server.up();
+  }
+
+  /** Shut down and remove everything it stored. */
+  async stop(): Promise<void> {
+    await this.server.stop();
   }
 }
 

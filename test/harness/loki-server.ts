@@ -7,17 +7,12 @@
  * read them straight back; query results are not cached. The tenant's ingestion rate limits are
  * lifted, so the benchmark measures the write path rather than a quota.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import { Agent, request } from 'undici';
 import { freePorts } from './openstack/processes.js';
-import { LocalServer } from './local-server.js';
+import { LocalServer, serverDir, TestServer } from './local-server.js';
 import { ensureLoki } from './loki-binary.js';
-
-/** A safety net for a stuck start, far above the seconds Loki needs on a loaded machine. */
-const READY_MS = 180_000;
 
 function config(dir: string, grpcPort: number): string {
   return `auth_enabled: false
@@ -77,15 +72,8 @@ export interface LokiEntry {
   line: string;
 }
 
-export class LokiServer {
-  readonly server: LocalServer;
-  readonly #base: string;
+export class LokiServer extends TestServer {
   readonly #agent = new Agent({ connections: 4 });
-
-  private constructor(server: LocalServer, base: string) {
-    this.server = server;
-    this.#base = base;
-  }
 
   get url(): string {
     return `http://127.0.0.1:${this.server.port}`;
@@ -93,7 +81,7 @@ export class LokiServer {
 
   static async start(): Promise<LokiServer> {
     const loki = await ensureLoki();
-    const base = await mkdtemp(join(tmpdir(), 'raven-test-loki-'));
+    const base = await serverDir('loki');
     const [grpcPort] = await freePorts(1);
     if (grpcPort === undefined) throw new Error('no free port');
     await writeFile(join(base, 'loki.yaml'), config(base, grpcPort));
@@ -106,29 +94,16 @@ export class LokiServer {
           '-target=all',
           `-server.http-listen-port=${port}`,
         ],
+        // The listener opens before the ingester has joined its ring and replayed its WAL.
+        ready: async (port) => {
+          const res = await request(`http://127.0.0.1:${port}/ready`);
+          const body = await res.body.text();
+          if (res.statusCode !== 200) throw new Error(`/ready answered ${res.statusCode}: ${body.trim()}`);
+        },
       },
       base,
     );
-    const started = new LokiServer(server, base);
-    await started.ready();
-    return started;
-  }
-
-  /** Wait for /ready (the listener opens before the ingester has joined its ring and replayed its WAL). */
-  async ready(): Promise<void> {
-    const deadline = Date.now() + READY_MS;
-    for (;;) {
-      const status = await this.#get('/ready').then(
-        (r) => r.status,
-        () => 0,
-      );
-      if (status === 200) return;
-      if (Date.now() > deadline)
-        throw new Error(
-          `loki not ready after ${READY_MS} ms (last status ${status}):\n${await this.server.log()}`,
-        );
-      await delay(250);
-    }
+    return new LokiServer(server);
   }
 
   /**
@@ -175,18 +150,8 @@ export class LokiServer {
     return { status: res.statusCode, body: await res.body.text() };
   }
 
-  async down(): Promise<void> {
-    await this.server.down();
-  }
-
-  async up(): Promise<void> {
-    await this.server.up();
-    await this.ready();
-  }
-
-  async stop(): Promise<void> {
-    await this.server.stop();
+  override async stop(): Promise<void> {
+    await super.stop();
     await this.#agent.close();
-    await rm(this.#base, { recursive: true, force: true });
   }
 }

@@ -3,32 +3,23 @@
  * 127.0.0.1 on a free port, JetStream's store in a temporary directory (kept across down/up, so a
  * restarted server has its streams and their de-duplication state).
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { connect, type NatsConnection } from 'nats';
-import { LocalServer } from './local-server.js';
+import { LocalServer, serverDir, TestServer } from './local-server.js';
 
 export interface NatsServerOptions {
   /** The server's max_payload in bytes (its default is 1 MiB). */
   maxPayload?: number;
 }
 
-export class NatsServer {
-  readonly server: LocalServer;
-  readonly #base: string;
-
-  private constructor(server: LocalServer, base: string) {
-    this.server = server;
-    this.#base = base;
-  }
-
+export class NatsServer extends TestServer {
   get url(): string {
     return `nats://127.0.0.1:${this.server.port}`;
   }
 
   static async start(options: NatsServerOptions = {}): Promise<NatsServer> {
-    const base = await mkdtemp(join(tmpdir(), 'raven-test-nats-'));
+    const base = await serverDir('nats');
     const config = join(base, 'nats.conf');
     await writeFile(
       config,
@@ -42,27 +33,19 @@ export class NatsServer {
       {
         name: 'nats',
         argv: (port) => ['nats-server', '-c', config, '-a', '127.0.0.1', '-p', String(port)],
+        // The listener opens before JetStream has recovered its streams.
+        ready: async (port) => {
+          const nc = await connect({ servers: `nats://127.0.0.1:${port}`, reconnect: false });
+          try {
+            await (await nc.jetstreamManager({ timeout: 2000 })).getAccountInfo();
+          } finally {
+            await nc.close();
+          }
+        },
       },
       base,
     );
-    const nats = new NatsServer(server, base);
-    await nats.ready();
-    return nats;
-  }
-
-  /** Wait until JetStream answers (the listener opens before JetStream has recovered its streams). */
-  async ready(): Promise<void> {
-    for (let i = 0; ; i++) {
-      try {
-        await this.using(async (nc) => {
-          await (await nc.jetstreamManager({ timeout: 2000 })).getAccountInfo();
-        });
-        return;
-      } catch (err) {
-        if (i > 600) throw new Error(`nats not ready: ${String(err)}\n${await this.server.log()}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
+    return new NatsServer(server);
   }
 
   /** Run `body` with a connection of its own. */
@@ -92,19 +75,5 @@ export class NatsServer {
       }
       return out;
     });
-  }
-
-  async down(): Promise<void> {
-    await this.server.down();
-  }
-
-  async up(): Promise<void> {
-    await this.server.up();
-    await this.ready();
-  }
-
-  async stop(): Promise<void> {
-    await this.server.stop();
-    await rm(this.#base, { recursive: true, force: true });
   }
 }

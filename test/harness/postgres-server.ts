@@ -6,12 +6,10 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
-import { chmod, chown, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, chown } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
-import { LocalServer } from './local-server.js';
+import { LocalServer, serverDir, TestServer } from './local-server.js';
 
 function binDir(): string {
   const versions = readdirSync('/usr/lib/postgresql')
@@ -29,22 +27,14 @@ function runAs(): { uid: number; gid: number } | undefined {
   return { uid, gid };
 }
 
-export class PostgresServer {
-  readonly server: LocalServer;
-  readonly #base: string;
-
-  private constructor(server: LocalServer, base: string) {
-    this.server = server;
-    this.#base = base;
-  }
-
+export class PostgresServer extends TestServer {
   /** `postgres://raven@127.0.0.1:<port>/<database>`. */
   url(database = 'postgres'): string {
     return `postgres://raven@127.0.0.1:${this.server.port}/${database}`;
   }
 
   static async start(): Promise<PostgresServer> {
-    const base = await mkdtemp(join(tmpdir(), 'raven-test-postgres-'));
+    const base = await serverDir('postgres');
     const user = runAs();
     if (user !== undefined) {
       await chown(base, user.uid, user.gid);
@@ -77,30 +67,21 @@ export class PostgresServer {
           'max_connections=50',
         ],
         stopSignal: 'SIGINT', // fast shutdown: ends sessions, writes a checkpoint
+        // The listener opens before recovery ends.
+        ready: async (port) => {
+          const client = new pg.Client({ connectionString: `postgres://raven@127.0.0.1:${port}/postgres` });
+          try {
+            await client.connect();
+            await client.query('SELECT 1');
+          } finally {
+            await client.end().catch(() => undefined);
+          }
+        },
         ...(user ?? {}),
       },
       base,
     );
-    const pgServer = new PostgresServer(server, base);
-    await pgServer.ready();
-    return pgServer;
-  }
-
-  /** Wait until a query succeeds (the listener opens before recovery ends). */
-  async ready(): Promise<void> {
-    for (let i = 0; ; i++) {
-      const client = new pg.Client({ connectionString: this.url() });
-      try {
-        await client.connect();
-        await client.query('SELECT 1');
-        return;
-      } catch (err) {
-        if (i > 600) throw new Error(`postgres not ready: ${String(err)}\n${await this.server.log()}`);
-        await delay(100);
-      } finally {
-        await client.end().catch(() => undefined);
-      }
-    }
+    return new PostgresServer(server);
   }
 
   /** Run one statement on `database`. */
@@ -116,19 +97,5 @@ export class PostgresServer {
     } finally {
       await client.end();
     }
-  }
-
-  async down(): Promise<void> {
-    await this.server.down();
-  }
-
-  async up(): Promise<void> {
-    await this.server.up();
-    await this.ready();
-  }
-
-  async stop(): Promise<void> {
-    await this.server.stop();
-    await rm(this.#base, { recursive: true, force: true });
   }
 }

@@ -3,27 +3,16 @@
  * on a free port, its data (an append-only file) in a temporary directory, kept across down/up so
  * a restarted server has its streams and keys.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { LocalServer } from './local-server.js';
+import { LocalServer, serverDir, TestServer } from './local-server.js';
 
-export class RedisServer {
-  readonly server: LocalServer;
-  readonly #base: string;
-
-  private constructor(server: LocalServer, base: string) {
-    this.server = server;
-    this.#base = base;
-  }
-
+export class RedisServer extends TestServer {
   url(db = 0): string {
     return `redis://127.0.0.1:${this.server.port}/${db}`;
   }
 
   static async start(): Promise<RedisServer> {
-    const base = await mkdtemp(join(tmpdir(), 'raven-test-redis-'));
+    const base = await serverDir('redis');
     const server = await LocalServer.start(
       {
         name: 'redis',
@@ -42,41 +31,17 @@ export class RedisServer {
           '--databases',
           '64',
         ],
+        // The listener opens before the append-only file is loaded.
+        ready: (port) => withRedis(`redis://127.0.0.1:${port}/0`, (r) => r.ping()).then(() => undefined),
       },
       base,
     );
-    const redis = new RedisServer(server, base);
-    await redis.ready();
-    return redis;
-  }
-
-  /** Wait until a command succeeds (the listener opens before the append-only file is loaded). */
-  async ready(): Promise<void> {
-    for (let i = 0; ; i++) {
-      try {
-        await this.using(0, (r) => r.ping());
-        return;
-      } catch (err) {
-        if (i > 600) throw new Error(`redis not ready: ${String(err)}\n${await this.server.log()}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
+    return new RedisServer(server);
   }
 
   /** Run `body` with a connection of its own to database `db`. */
-  async using<T>(db: number, body: (redis: Redis) => Promise<T>): Promise<T> {
-    const redis = new Redis(this.url(db), {
-      lazyConnect: true,
-      maxRetriesPerRequest: 0,
-      retryStrategy: () => null,
-    });
-    redis.on('error', () => undefined);
-    await redis.connect();
-    try {
-      return await body(redis);
-    } finally {
-      redis.disconnect();
-    }
+  using<T>(db: number, body: (redis: Redis) => Promise<T>): Promise<T> {
+    return withRedis(this.url(db), body);
   }
 
   /** Every entry of `stream` in database `db`, oldest first, as field maps. */
@@ -90,18 +55,15 @@ export class RedisServer {
       });
     });
   }
+}
 
-  async down(): Promise<void> {
-    await this.server.down();
-  }
-
-  async up(): Promise<void> {
-    await this.server.up();
-    await this.ready();
-  }
-
-  async stop(): Promise<void> {
-    await this.server.stop();
-    await rm(this.#base, { recursive: true, force: true });
+async function withRedis<T>(url: string, body: (redis: Redis) => Promise<T>): Promise<T> {
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  redis.on('error', () => undefined);
+  await redis.connect();
+  try {
+    return await body(redis);
+  } finally {
+    redis.disconnect();
   }
 }

@@ -51,7 +51,7 @@ export interface GoBuild {
   /** Says what is being built, once, when it is not cached. */
   describe: string;
   /**
-   * Build without the compiler's optimisations and inlining (`-gcflags=all=-N -l`): a quarter
+   * Build without the compiler's optimisations and inlining (`-gcflags=all=-N -l`): a fifth
    * less compile work, for command-line tools run a few times per test run. Servers whose speed a
    * test or benchmark feels are built optimised.
    */

@@ -297,8 +297,10 @@ export async function converge(
       return last.length === 0;
     },
     {
-      // A safety net only: on a loaded 2-core machine Neutron on SQLite answers in seconds.
-      timeoutMs: 600_000,
+      // A safety net only: on a loaded 2-core machine Neutron on SQLite answers in seconds, but
+      // with two whole test runs at once (load 12 to 16) its calls took up to 13 s and an initial
+      // convergence was still going after 10 minutes.
+      timeoutMs: 1_500_000,
       show: () =>
         `${last.join('\n')}\n--- raven log tail:\n${raven.stderr().split('\n').slice(-30).join('\n')}`,
     },

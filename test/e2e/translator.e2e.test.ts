@@ -25,7 +25,7 @@ import {
 import { config, converge, labSetup, owned, pod } from './translator-world.js';
 test(
   'OpenStack follows the cluster through changes, a SIGKILL and deletions made while Raven is down',
-  { timeout: 2_400_000 },
+  { timeout: 3_600_000 },
   async (t) => {
     const { lab, project, os } = await labSetup(t);
     const plane = await privateCluster();

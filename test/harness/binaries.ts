@@ -76,6 +76,7 @@ export async function ensureGoBuild(
     .update(gomod)
     .update(gosum)
     .update(goVersion.trim())
+    // Only an unoptimised build adds its flags: optimised builds keep the key they always had.
     .update(build.unoptimised === true ? flags.join('\n') : '')
     .digest('hex');
   const parent = join(cacheRoot(), build.cacheName);

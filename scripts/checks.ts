@@ -1,12 +1,11 @@
 /**
- * `tsx scripts/parallel.ts SCRIPT...`: run npm scripts at the same time, print each one's output
- * whole as it ends, and fail if any failed. A SCRIPT with spaces is a script and its arguments:
- * 'cluster status' runs `npm run cluster -- status`.
- *
- * `npm run checks` runs type-check, lint and build this way: each is one single-threaded process,
- * so on 2 cores they take the time of the longest, lint, instead of the sum.
+ * `npm run checks`: type-check, lint and build at the same time (each is one single-threaded
+ * process, so on 2 cores they take the time of the longest, lint, instead of the sum), then
+ * print each one's output as it ends, and fail if any failed. `npm test` runs it before the tests.
  */
 import { spawn } from 'node:child_process';
+
+const SCRIPTS = ['typecheck', 'lint', 'build'];
 
 interface Outcome {
   script: string;
@@ -17,11 +16,9 @@ interface Outcome {
 
 function run(script: string): Promise<Outcome> {
   const started = Date.now();
-  const [name = '', ...args] = script.split(' ').filter((s) => s !== '');
-  const argv = ['run', '--silent', name, ...(args.length > 0 ? ['--', ...args] : [])];
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
-    const child = spawn('npm', argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('npm', ['run', '--silent', script], { stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
     child.stderr.on('data', (chunk: Buffer) => chunks.push(chunk));
     const done = (code: number): void => {
@@ -40,31 +37,27 @@ function run(script: string): Promise<Outcome> {
   });
 }
 
-async function main(scripts: string[]): Promise<number> {
-  if (scripts.length === 0) {
-    process.stderr.write('usage: tsx scripts/parallel.ts SCRIPT...\n');
-    return 2;
-  }
+async function main(): Promise<number> {
   const outcomes = await Promise.all(
-    scripts.map((script) =>
+    SCRIPTS.map((script) =>
       run(script).then((outcome) => {
         const verdict = outcome.code === 0 ? 'passed' : `failed (exit ${outcome.code})`;
         process.stdout.write(
-          `parallel: ${script} ${verdict} in ${outcome.seconds.toFixed(0)} s\n${outcome.output}`,
+          `checks: ${script} ${verdict} in ${outcome.seconds.toFixed(0)} s\n${outcome.output}`,
         );
         return outcome;
       }),
     ),
   );
   const failed = outcomes.filter((o) => o.code !== 0).map((o) => o.script);
-  if (failed.length > 0) process.stderr.write(`parallel: failed: ${failed.join(', ')}\n`);
+  if (failed.length > 0) process.stderr.write(`checks: failed: ${failed.join(', ')}\n`);
   return failed.length > 0 ? 1 : 0;
 }
 
-main(process.argv.slice(2)).then(
+main().then(
   (code) => process.exit(code),
   (err: unknown) => {
-    process.stderr.write(`parallel: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(`checks: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(1);
   },
 );

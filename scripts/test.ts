@@ -7,9 +7,11 @@
  *   tsx scripts/test.ts FILE...    the given test files (a control plane if any is under test/e2e)
  *
  * End-to-end files named *openstack* or translator* also get one OpenStack lab for the run
- * (RAVEN_TEST_OPENSTACK_DIR), unless RAVEN_TEST_OPENSTACK_DIR already names a running one.
+ * (RAVEN_TEST_OPENSTACK_DIR), unless RAVEN_TEST_OPENSTACK_DIR already names a running one. They
+ * run one at a time in a test runner of their own, beside a runner for all the other files
+ * (RAVEN_TEST_CONCURRENCY of them at a time, default 2).
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -34,17 +36,30 @@ function find(dir: string): string[] {
   return out;
 }
 
-/**
- * End-to-end files that take longest (the translator's against the OpenStack lab: 10 to 25 minutes
- * of the run each on 2 cores), started first. Node's runner starts files in the order given, as
- * many at a time as --test-concurrency allows, so the longest files run beside all the short ones
- * instead of forming a tail of their own at the end of the alphabet.
- */
-const LONGEST_FIRST = ['test/e2e/translator.e2e.test.ts', 'test/e2e/translator-policy.e2e.test.ts'];
+/** End-to-end files that need the OpenStack lab (Neutron and Octavia). */
+function needsLab(file: string): boolean {
+  return file.includes('e2e') && /openstack|^translator/.test(basename(file));
+}
 
-function longestFirst(files: string[]): string[] {
-  const first = LONGEST_FIRST.filter((f) => files.includes(f));
-  return [...first, ...files.filter((f) => !first.includes(f))];
+/**
+ * Runs a set of files in one node test runner, `concurrency` files at a time; resolves with its
+ * exit status.
+ */
+function runLane(
+  files: string[],
+  concurrency: string,
+  env: NodeJS.ProcessEnv,
+  children: ChildProcess[],
+): Promise<number> {
+  return new Promise<number>((resolve) => {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...files],
+      { cwd: repoRoot, env, stdio: 'inherit' },
+    );
+    children.push(child);
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  });
 }
 
 async function main(args: string[]): Promise<number> {
@@ -53,11 +68,11 @@ async function main(args: string[]): Promise<number> {
   const files =
     explicit.length > 0
       ? explicit
-      : longestFirst([
+      : [
           ...find(join(repoRoot, 'test', 'unit')),
           ...find(join(repoRoot, 'test', 'fault')),
           ...(unitOnly ? [] : find(join(repoRoot, 'test', 'e2e'))),
-        ]);
+        ];
   const needsCluster = files.some((f) => f.includes('e2e'));
   const env = { ...process.env };
   let plane: ControlPlane | undefined;
@@ -72,7 +87,7 @@ async function main(args: string[]): Promise<number> {
     );
     env.RAVEN_TEST_CLUSTER_DIR = dir;
   }
-  const needsOpenStack = files.some((f) => f.includes('e2e') && /openstack|^translator/.test(basename(f)));
+  const needsOpenStack = files.some(needsLab);
   const givenLab = process.env.RAVEN_TEST_OPENSTACK_DIR;
   let lab: OpenStackLab | undefined;
   let labDir: string | undefined;
@@ -86,22 +101,32 @@ async function main(args: string[]): Promise<number> {
       lab = await OpenStackLab.start(labDir, (line) => process.stderr.write(`test: openstack lab ${line}\n`));
       env.RAVEN_TEST_OPENSTACK_DIR = labDir;
     }
-    // Two files at a time. Three saved about 90 s of a 1,190 s run, but with a second run beside
-    // it (load 12 to 16 on 2 cores) Neutron answered so slowly that a translator test's
-    // convergence outlasted its safety net.
+    // Two lanes, each its own node test runner: the files that use the OpenStack lab one at a
+    // time (the translator's take 5 to 7 minutes each, mostly waiting on Neutron and Octavia),
+    // and all the others two at a time beside them. One runner at three files at a time took
+    // 1,059 s of a cold CI run but, with a second whole run beside it (load 12 to 16 on 2 cores),
+    // both translator files talked to Neutron at once and it answered so slowly that a
+    // convergence outlasted its safety net; at two at a time the translator files held both
+    // places for their 5 to 7 minutes.
     const concurrency = process.env.RAVEN_TEST_CONCURRENCY ?? '2';
-    return await new Promise<number>((resolve) => {
-      const child = spawn(
-        process.execPath,
-        ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...files],
-        { cwd: repoRoot, env, stdio: 'inherit' },
-      );
-      const forward = (signal: NodeJS.Signals): void => {
-        child.kill(signal);
-      };
-      process.on('SIGINT', forward).on('SIGTERM', forward);
-      child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
-    });
+    const labFiles = files.filter(needsLab);
+    const otherFiles = files.filter((f) => !needsLab(f));
+    const children: ChildProcess[] = [];
+    const forward = (signal: NodeJS.Signals): void => {
+      for (const child of children) child.kill(signal);
+    };
+    process.on('SIGINT', forward).on('SIGTERM', forward);
+    const lanes = [
+      { name: 'OpenStack files, one at a time', files: labFiles, concurrency: '1' },
+      { name: `other files, ${concurrency} at a time`, files: otherFiles, concurrency },
+    ].filter((lane) => lane.files.length > 0);
+    const statuses = await Promise.all(
+      lanes.map((lane) => runLane(lane.files, lane.concurrency, env, children)),
+    );
+    lanes.forEach((lane, i) =>
+      process.stderr.write(`test: ${lane.files.length} ${lane.name}: exit ${statuses[i]}\n`),
+    );
+    return statuses.find((status) => status !== 0) ?? 0;
   } finally {
     if (lab) await lab.stop();
     if (labDir && process.env.RAVEN_KEEP_TEST_CLUSTER === undefined)

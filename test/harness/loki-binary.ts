@@ -16,7 +16,7 @@ import { existsSync } from 'node:fs';
 import { chmod, cp, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { acquireLock, cacheRoot } from './binaries.js';
+import { acquireLock, cacheRoot, goEnv } from './binaries.js';
 
 const run = promisify(execFile);
 
@@ -41,7 +41,7 @@ async function buildKey(): Promise<string> {
 /** The module's directory in Go's module cache, downloading it first when missing. */
 async function download(module: string): Promise<string> {
   const { stdout } = await run('go', ['mod', 'download', '-json', module], {
-    env: { ...process.env, GOFLAGS: '-mod=mod' },
+    env: goEnv(),
     maxBuffer: 16 << 20,
   });
   const info = JSON.parse(stdout) as { Dir?: string; Error?: string };
@@ -90,7 +90,7 @@ export async function ensureLoki(log: (line: string) => void = () => undefined):
     await makeWritable(join(src, 'pkg', 'push'));
     await run('go', ['build', ...BUILD_FLAGS, '-o', join(tmp, 'loki'), './cmd/loki'], {
       cwd: src,
-      env: { ...process.env, GOFLAGS: '-mod=mod' },
+      env: goEnv(),
       maxBuffer: 64 << 20,
     });
     await rm(src, { recursive: true, force: true });

@@ -120,6 +120,7 @@ export {
   type ShardField,
   type ShardRange,
 } from './watch/shard/shard.js';
+export { assignHashSpace, type AssignHashSpaceOptions } from './watch/shard/assign-hash-space.js';
 export { ScopedWatcher, watchResource, type WatchResourceOptions } from './watch/watch-resource.js';
 export type { WatcherEvent, WatcherPhase, WatcherStatus } from './watch/watcher-events.js';
 export {

@@ -27,3 +27,4 @@ export {
   type ShardField,
   type ShardRange,
 } from './shard/shard.js';
+export { assignHashSpace, type AssignHashSpaceOptions } from './shard/assign-hash-space.js';

@@ -2,7 +2,8 @@
  * Sharded watches against the real apiserver (Kubernetes 1.36, `ShardedListAndWatch` on in the
  * test control plane): the library's FNV-1a agrees with the apiserver's on every object, for
  * `metadata.uid` and `metadata.namespace`; a sharded watcher gets exactly its range from the
- * server (which echoes the selector in `metadata.shardInfo`); and on a control plane with the
+ * server (which echoes the selector in `metadata.shardInfo`), with one range or several joined by
+ * `||` (a rendezvous share); and on a control plane with the
  * gate off the watcher notices the missing echo and filters by the same hash itself, ending with
  * the same objects.
  */
@@ -11,7 +12,8 @@ import assert from 'node:assert/strict';
 import { loadConfig } from '../../src/client/load-config.js';
 import { KubeClient } from '../../src/client/kube-client.js';
 import { fnv1a64 } from '../../src/watch/shard/fnv1a64.js';
-import { shardSelector, splitHashSpace, type Shard } from '../../src/watch/shard/shard.js';
+import { assignHashSpace } from '../../src/watch/shard/assign-hash-space.js';
+import { shardSelector, splitHashSpace, type Shard, type ShardRange } from '../../src/watch/shard/shard.js';
 import { watch } from '../../src/watch/watcher.js';
 import type { ControlPlane } from '../harness/control-plane.js';
 import { deleteNamespace, freshNamespace, privateCluster, sharedCluster } from '../harness/test-cluster.js';
@@ -46,7 +48,8 @@ const owned = (shard: Shard, items: Item[]): string[] =>
   items
     .filter((item) => {
       const hash = fnv1a64(item.metadata[shard.field]);
-      return hash >= shard.range.start && hash < shard.range.end;
+      const ranges = Array.isArray(shard.range) ? shard.range : [shard.range];
+      return ranges.some((range: ShardRange) => hash >= range.start && hash < range.end);
     })
     .map((item) => item.metadata.name)
     .sort();
@@ -102,6 +105,25 @@ test('the apiserver selects by the same FNV-1a hash, for uid and namespace, and 
   }
   assert.equal(seen.size, OBJECTS, 'the four shards cover every object once');
 
+  // Several ranges in one selector (`a || b || ...`): each of three members' rendezvous shares.
+  seen.clear();
+  for (const [member, ranges] of assignHashSpace(['raven-0', 'raven-1', 'raven-2'])) {
+    const shard: Shard = { field: 'uid', range: ranges };
+    assert.ok(ranges.length > 1, `${member} owns several ranges`);
+    const answer = await list(plane, path, shardSelector(shard));
+    assert.equal(answer.metadata.shardInfo?.selector, shardSelector(shard), 'the selector is echoed');
+    const names = answer.items
+      .map((i) => i.metadata.name)
+      .filter((n) => n.startsWith('cm-'))
+      .sort();
+    assert.deepEqual(names, owned(shard, all), `the apiserver's share of ${member}`);
+    for (const name of names) {
+      assert.ok(!seen.has(name), `${name} in one share only`);
+      seen.add(name);
+    }
+  }
+  assert.equal(seen.size, OBJECTS, 'the three shares cover every object once');
+
   // By namespace, across the cluster: each object is in the shard its namespace's hash names,
   // and this test's namespace (whose objects no other test touches) is wholly in one shard.
   const inRange = (value: string, range: { start: bigint; end: bigint }): boolean => {
@@ -131,10 +153,17 @@ test('a sharded watcher is served its range by the server, and filters by itself
   const path = `/api/v1/namespaces/${ns}/configmaps`;
   const all = (await list(served, path)).items.filter((i) => i.metadata.name.startsWith('cm-'));
   const shard: Shard = { field: 'uid', range: splitHashSpace(3)[1] ?? { start: 0n, end: 1n } };
-  const serverSide = await watchShard(served, path, shard);
-  assert.equal(serverSide.filtering, 'server');
-  assert.deepEqual(serverSide.names, owned(shard, all));
-  assert.ok(serverSide.names.length > 0 && serverSide.names.length < OBJECTS);
+  // A rendezvous share: several ranges, one watch.
+  const share: Shard = {
+    field: 'uid',
+    range: assignHashSpace(['raven-0', 'raven-1'], { buckets: 16 }).get('raven-1') ?? [],
+  };
+  for (const s of [shard, share]) {
+    const serverSide = await watchShard(served, path, s);
+    assert.equal(serverSide.filtering, 'server');
+    assert.deepEqual(serverSide.names, owned(s, all));
+    assert.ok(serverSide.names.length > 0 && serverSide.names.length < OBJECTS);
+  }
 
   const plain = await privateCluster({ featureGates: { ShardedListAndWatch: false } });
   t.after(() => plain.stop());
@@ -145,7 +174,9 @@ test('a sharded watcher is served its range by the server, and filters by itself
   assert.equal(answer.metadata.shardInfo, undefined, 'with the gate off the selector is ignored');
   const all2 = answer.items.filter((i) => i.metadata.name.startsWith('cm-'));
   assert.equal(all2.length, OBJECTS);
-  const clientSide = await watchShard(plain, path2, shard);
-  assert.equal(clientSide.filtering, 'client');
-  assert.deepEqual(clientSide.names, owned(shard, all2));
+  for (const s of [shard, share]) {
+    const clientSide = await watchShard(plain, path2, s);
+    assert.equal(clientSide.filtering, 'client');
+    assert.deepEqual(clientSide.names, owned(s, all2));
+  }
 });

@@ -25,7 +25,29 @@ export interface ShardRange {
 
 export interface Shard {
   field: ShardField;
-  range: ShardRange;
+  /**
+   * One range, or several: a replica given parts of the hash space by rendezvous assignment
+   * (`assignShardRanges`) owns several ranges, which one watch serves (`a || b` on the server).
+   */
+  range: ShardRange | readonly ShardRange[];
+}
+
+/** The ranges of `shard`, sorted by start, with touching and overlapping ranges merged. */
+export function shardRanges(shard: Shard): ShardRange[] {
+  const given: readonly ShardRange[] = isRangeList(shard.range) ? shard.range : [shard.range];
+  const sorted = [...given].sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
+  const merged: ShardRange[] = [];
+  for (const range of sorted) {
+    const last = merged.at(-1);
+    if (last !== undefined && range.start <= last.end) {
+      if (range.end > last.end) last.end = range.end;
+    } else merged.push({ start: range.start, end: range.end });
+  }
+  return merged;
+}
+
+function isRangeList(range: Shard['range']): range is readonly ShardRange[] {
+  return Array.isArray(range);
 }
 
 /**
@@ -42,17 +64,23 @@ export function checkShard(shard: Shard, at = 'shard'): Shard {
       'ERR_INVALID_ARGUMENT',
       `${at}.field: expected 'uid' or 'namespace', got ${JSON.stringify(field)}`,
     );
-  const { start, end } = shard.range;
-  if (typeof start !== 'bigint' || start < 0n || start >= HASH_SPACE_END)
-    throw new RavenError(
-      'ERR_INVALID_ARGUMENT',
-      `${at}.range.start: expected a bigint from 0n to 2n ** 64n - 1n, got ${String(start)}`,
-    );
-  if (typeof end !== 'bigint' || end <= start || end > HASH_SPACE_END)
-    throw new RavenError(
-      'ERR_INVALID_ARGUMENT',
-      `${at}.range.end: expected a bigint above start (${String(start)}) and at most 2n ** 64n, got ${String(end)}`,
-    );
+  const list = isRangeList(shard.range);
+  const ranges = isRangeList(shard.range) ? shard.range : [shard.range];
+  if (ranges.length === 0)
+    throw new RavenError('ERR_INVALID_ARGUMENT', `${at}.range: expected at least one range, got []`);
+  ranges.forEach(({ start, end }, i) => {
+    const where = list ? `${at}.range[${i}]` : `${at}.range`;
+    if (typeof start !== 'bigint' || start < 0n || start >= HASH_SPACE_END)
+      throw new RavenError(
+        'ERR_INVALID_ARGUMENT',
+        `${where}.start: expected a bigint from 0n to 2n ** 64n - 1n, got ${String(start)}`,
+      );
+    if (typeof end !== 'bigint' || end <= start || end > HASH_SPACE_END)
+      throw new RavenError(
+        'ERR_INVALID_ARGUMENT',
+        `${where}.end: expected a bigint above start (${String(start)}) and at most 2n ** 64n, got ${String(end)}`,
+      );
+  });
   return shard;
 }
 
@@ -76,18 +104,22 @@ const hex = (value: bigint): string =>
   `0x${value === HASH_SPACE_END ? value.toString(16) : value.toString(16).padStart(16, '0')}`;
 
 /**
- * The apiserver's `shardSelector` for `shard`.
+ * The apiserver's `shardSelector` for `shard`: one `shardRange` per range (merged where they
+ * touch), joined by `||`.
  *
  * @example
  * shardSelector({ field: 'uid', range: { start: 0n, end: 2n ** 63n } });
  * // => "shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')"
  */
 export function shardSelector(shard: Shard): string {
-  return `shardRange(object.metadata.${shard.field}, '${hex(shard.range.start)}', '${hex(shard.range.end)}')`;
+  return shardRanges(shard)
+    .map((range) => `shardRange(object.metadata.${shard.field}, '${hex(range.start)}', '${hex(range.end)}')`)
+    .join(' || ');
 }
 
 /** Whether the object `peek` describes belongs to `shard` (a missing field hashes as ''). */
 export function inShard(shard: Shard, peek: ObjectPeek): boolean {
   const hash = fnv1a64(peek[shard.field] ?? '');
-  return hash >= shard.range.start && hash < shard.range.end;
+  const ranges: readonly ShardRange[] = isRangeList(shard.range) ? shard.range : [shard.range];
+  return ranges.some((range) => hash >= range.start && hash < range.end);
 }

@@ -5,6 +5,7 @@ import {
   checkShard,
   HASH_SPACE_END,
   inShard,
+  shardRanges,
   shardSelector,
   splitHashSpace,
 } from '../../../src/watch/shard/shard.js';
@@ -60,5 +61,64 @@ test('a bad shard is refused naming the field and what would be valid', () => {
   assert.throws(
     () => checkShard({ field: 'uid', range: { start: -1n, end: 5n } }),
     /shard\.range\.start: expected a bigint from 0n/,
+  );
+});
+
+test('several ranges: sorted, merged where they touch, joined by || in the selector', () => {
+  const shard = {
+    field: 'uid' as const,
+    range: [
+      { start: 3n << 62n, end: HASH_SPACE_END },
+      { start: 0n, end: 1n << 62n },
+      { start: 1n << 62n, end: 2n << 62n },
+    ],
+  };
+  assert.deepEqual(shardRanges(shard), [
+    { start: 0n, end: 2n << 62n },
+    { start: 3n << 62n, end: HASH_SPACE_END },
+  ]);
+  assert.equal(
+    shardSelector(shard),
+    "shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000') || " +
+      "shardRange(object.metadata.uid, '0xc000000000000000', '0x10000000000000000')",
+  );
+  // Overlaps merge too; the caller's array is left as it was.
+  const given = [
+    { start: 10n, end: 30n },
+    { start: 20n, end: 25n },
+    { start: 25n, end: 40n },
+  ];
+  assert.deepEqual(shardRanges({ field: 'uid', range: given }), [{ start: 10n, end: 40n }]);
+  assert.deepEqual(given[0], { start: 10n, end: 30n });
+});
+
+test('with several ranges an object belongs to the shard when its hash is in any of them', () => {
+  const hash = fnv1a64('uid-2');
+  const around = [
+    { start: 0n, end: hash },
+    { start: hash + 1n, end: HASH_SPACE_END },
+  ];
+  assert.equal(inShard({ field: 'uid', range: around }, { uid: 'uid-2' }), false);
+  assert.equal(
+    inShard({ field: 'uid', range: [...around, { start: hash, end: hash + 1n }] }, { uid: 'uid-2' }),
+    true,
+  );
+});
+
+test('a bad range among several is refused naming its index', () => {
+  assert.throws(
+    () =>
+      checkShard({
+        field: 'uid',
+        range: [
+          { start: 0n, end: 5n },
+          { start: 9n, end: 7n },
+        ],
+      }),
+    /shard\.range\[1\]\.end: expected a bigint above start \(9\) and at most 2n \*\* 64n, got 7/,
+  );
+  assert.throws(
+    () => checkShard({ field: 'uid', range: [] }),
+    /shard\.range: expected at least one range, got \[\]/,
   );
 });

@@ -210,3 +210,4 @@ export {
   removeFinalizer,
 } from './controller/finalizers.js';
 export { type LeaderElectionOptions, LeaderElector, type LeaseClient } from './controller/leader-election.js';
+export { LeaseGroup, type LeaseGroupOptions } from './controller/lease-group.js';

@@ -16,3 +16,4 @@ export {
   type LeaderTerm,
   type LeaseClient,
 } from './leader-election.js';
+export { LeaseGroup, type LeaseGroupOptions } from './lease-group.js';

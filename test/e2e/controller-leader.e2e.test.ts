@@ -12,9 +12,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import type { Lease } from 'kubernetes-types/coordination/v1.js';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import { loadConfig } from '../../src/client/load-config.js';
@@ -28,102 +26,14 @@ import {
   type ReplicaKeeper,
 } from '../../examples/replication-controller/replica-keeper.js';
 import { repoRoot } from '../harness/binaries.js';
+import { giveUpMs, Replica } from './replica-process.js';
 import { deleteNamespace, freshNamespace, sharedCluster } from '../harness/test-cluster.js';
 
 const leaseDurationMs = 6_000;
 const renewDeadlineMs = 4_000;
 const retryPeriodMs = 1_000;
-/** A safety net for each wait, far above what a handover needs on a loaded machine. */
-const giveUpMs = 120_000;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-interface LogLine {
-  msg: string;
-  leader?: string;
-  /** When the test received the line. */
-  receivedAt: number;
-}
-
-/** One replica of the example controller as a child process, with its log lines as they arrive. */
-class Replica {
-  readonly lines: LogLine[] = [];
-  readonly stderr: string[] = [];
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  readonly #child: ChildProcess;
-  #waiters: (() => void)[] = [];
-
-  constructor(
-    readonly identity: string,
-    args: string[],
-  ) {
-    const main = join(repoRoot, 'examples', 'replication-controller', 'main.ts');
-    this.#child = spawn(process.execPath, ['--import', 'tsx', main, '--identity', identity, ...args], {
-      cwd: repoRoot,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    this.exited = new Promise((resolve) => {
-      // 'close', not 'exit': the replica's last log lines may still be in the pipes when it has exited.
-      this.#child.on('close', (code, signal) => {
-        resolve({ code, signal });
-        this.#wake();
-      });
-    });
-    createInterface({ input: this.#child.stdout as NodeJS.ReadableStream }).on('line', (text) => {
-      const receivedAt = Date.now();
-      try {
-        this.lines.push({ ...(JSON.parse(text) as { msg: string; leader?: string }), receivedAt });
-      } catch {
-        this.stderr.push(text);
-      }
-      this.#wake();
-    });
-    createInterface({ input: this.#child.stderr as NodeJS.ReadableStream }).on('line', (text) => {
-      this.stderr.push(text);
-    });
-  }
-
-  get running(): boolean {
-    return this.#child.exitCode === null && this.#child.signalCode === null;
-  }
-
-  kill(signal: NodeJS.Signals): void {
-    if (this.running) this.#child.kill(signal);
-  }
-
-  has(msg: string): boolean {
-    return this.lines.some((l) => l.msg === msg);
-  }
-
-  /** The first line matching `match`, waiting for it up to `timeoutMs`. */
-  async line(match: (line: LogLine) => boolean, what: string, timeoutMs = giveUpMs): Promise<LogLine> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const found = this.lines.find(match);
-      if (found !== undefined) return found;
-      if (!this.running) assert.fail(`${this.identity} exited before ${what}\n${this.transcript()}`);
-      const left = deadline - Date.now();
-      if (left <= 0) assert.fail(`${this.identity}: no ${what} within ${timeoutMs} ms\n${this.transcript()}`);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, Math.min(left, 500));
-        this.#waiters.push(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-    }
-  }
-
-  transcript(): string {
-    return [...this.lines.map((l) => JSON.stringify(l)), ...this.stderr].slice(-40).join('\n');
-  }
-
-  #wake(): void {
-    const waiters = this.#waiters;
-    this.#waiters = [];
-    for (const wake of waiters) wake();
-  }
-}
 
 test(
   'one replica leads; a killed leader is replaced once the lease expires, a stopped one at once',
@@ -140,7 +50,7 @@ test(
       await client.destroy();
     });
     const start = (identity: string): Replica => {
-      const replica = new Replica(identity, [
+      const replica = new Replica(identity, join(repoRoot, 'examples', 'replication-controller', 'main.ts'), [
         ...['--kubeconfig', plane.kubeconfig, '--namespace', ns, '--lease-name', 'keepers'],
         ...['--lease-duration-ms', String(leaseDurationMs), '--renew-deadline-ms', String(renewDeadlineMs)],
         ...['--retry-period-ms', String(retryPeriodMs)],

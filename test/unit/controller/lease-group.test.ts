@@ -1,0 +1,264 @@
+/**
+ * LeaseGroup on the fake clock, against an in-memory Lease collection (optimistic concurrency,
+ * label selection, delete preconditions) that can cut one member off: a member that cannot reach
+ * the apiserver for a chosen stretch is a fault the real apiserver cannot produce per client on
+ * demand. `test/e2e/lease-group.e2e.test.ts` runs the group against the real apiserver.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Lease } from 'kubernetes-types/coordination/v1.js';
+import { LEASE_GROUP_LABEL, LeaseGroup } from '../../../src/controller/lease-group.js';
+import type { LeaseClient } from '../../../src/controller/leader-election.js';
+import { apiErrorFromResponse } from '../../../src/errors/api-error.js';
+import { TransportError } from '../../../src/errors/raven-error.js';
+import { FakeClock } from '../../../src/testing/fake-clock.js';
+
+class LeaseCollection {
+  readonly leases = new Map<string, Lease>();
+  readonly unreachable = new Set<string>();
+  #rv = 0;
+
+  clientFor(identity: string): LeaseClient {
+    return {
+      request: async <T>(options: { method: string; path: string; body?: unknown }): Promise<T> => {
+        await Promise.resolve();
+        if (this.unreachable.has(identity)) throw new TransportError('connect ECONNREFUSED');
+        const status = (code: number, reason: string) =>
+          apiErrorFromResponse(code, JSON.stringify({ kind: 'Status', code, reason, message: reason }));
+        const [path = '', query = ''] = options.path.split('?');
+        const name = /\/leases\/([^/]+)$/.exec(path)?.[1];
+        const body = options.body as Lease;
+        const stored = (lease: Lease): T => {
+          const next = {
+            ...lease,
+            metadata: {
+              ...lease.metadata,
+              uid: lease.metadata?.uid ?? `uid-${this.#rv}`,
+              resourceVersion: String(++this.#rv),
+            },
+          };
+          this.leases.set(next.metadata.name ?? '', next);
+          return structuredClone(next) as T;
+        };
+        switch (options.method) {
+          case 'GET': {
+            if (name === undefined) {
+              const selector = decodeURIComponent(new URLSearchParams(query).get('labelSelector') ?? '');
+              const [key, value] = selector.split('=');
+              const items = [...this.leases.values()].filter(
+                (l) => l.metadata?.labels?.[key ?? ''] === value,
+              );
+              return structuredClone({ items }) as T;
+            }
+            const lease = this.leases.get(name);
+            if (lease === undefined) throw status(404, 'NotFound');
+            return structuredClone(lease) as T;
+          }
+          case 'POST':
+            if (this.leases.has(body.metadata?.name ?? '')) throw status(409, 'AlreadyExists');
+            return stored({
+              ...body,
+              metadata: { ...body.metadata, uid: `uid-${body.metadata?.name}-${this.#rv}` },
+            });
+          case 'PUT': {
+            const current = this.leases.get(name ?? '');
+            if (current === undefined) throw status(404, 'NotFound');
+            if (body.metadata?.resourceVersion !== current.metadata?.resourceVersion)
+              throw status(409, 'Conflict');
+            return stored(body);
+          }
+          case 'DELETE': {
+            const current = this.leases.get(name ?? '');
+            if (current === undefined) throw status(404, 'NotFound');
+            const { uid, resourceVersion } =
+              (options.body as { preconditions?: { uid?: string; resourceVersion?: string } })
+                .preconditions ?? {};
+            if (uid !== undefined && uid !== current.metadata?.uid) throw status(409, 'Conflict');
+            if (resourceVersion !== undefined && resourceVersion !== current.metadata?.resourceVersion)
+              throw status(409, 'Conflict');
+            this.leases.delete(name ?? '');
+            return {} as T;
+          }
+          default:
+            throw new Error(`unexpected ${options.method}`);
+        }
+      },
+    };
+  }
+}
+
+interface Member {
+  identity: string;
+  group: LeaseGroup;
+  controller: AbortController;
+  done: Promise<void>;
+  /** Every view reported, with when. */
+  views: { at: number; members: readonly string[] }[];
+}
+
+function member(collection: LeaseCollection, clock: FakeClock, identity: string): Member {
+  const views: Member['views'] = [];
+  const group = new LeaseGroup({
+    client: collection.clientFor(identity),
+    namespace: 'ns',
+    group: 'shards',
+    identity,
+    clock,
+    random: () => 0.5,
+    onChange: (members) => views.push({ at: clock.now(), members }),
+  });
+  const controller = new AbortController();
+  return { identity, group, controller, done: group.run(controller.signal), views };
+}
+
+/** When `m` first reported a view that satisfies `when`, after `from`. */
+const firstView = (m: Member, when: (members: readonly string[]) => boolean, from = 0): number | undefined =>
+  m.views.find((v) => v.at >= from && when(v.members))?.at;
+
+/**
+ * Step through time and check, at every step, that no member counts itself in while another
+ * member that is in does not count it: the newcomer never takes a share someone still works on.
+ */
+async function advance(clock: FakeClock, ms: number, members: Member[]): Promise<void> {
+  for (let t = 0; t < ms; t += 250) {
+    await clock.tick(250);
+    for (const m of members) {
+      if (!m.group.members.includes(m.identity)) continue;
+      for (const other of members)
+        if (other !== m && other.group.members.includes(other.identity))
+          assert.ok(
+            other.group.members.includes(m.identity),
+            `at ${clock.now()} ${m.identity} counts itself in but ${other.identity} (in) does not: ${other.group.members.join(',')}`,
+          );
+    }
+  }
+}
+
+test('members that start together count each other at once, and themselves a lease duration later', async () => {
+  const clock = new FakeClock();
+  const start = clock.now();
+  const collection = new LeaseCollection();
+  const all = ['a', 'b', 'c'].map((id) => member(collection, clock, id));
+  await advance(clock, 5_000, all);
+  for (const m of all)
+    assert.deepEqual(
+      m.group.members,
+      all.map((o) => o.identity).filter((id) => id !== m.identity),
+      `${m.identity} at 5 s`,
+    );
+  await advance(clock, 15_000, all);
+  for (const m of all) {
+    assert.deepEqual(m.group.members, ['a', 'b', 'c']);
+    const selfIn = firstView(m, (ms) => ms.includes(m.identity)) ?? Infinity;
+    assert.ok(selfIn - start >= 15_000, `${m.identity} counted itself in at ${selfIn - start} ms`);
+  }
+  // Each holds a Lease of its own, labelled with the group.
+  assert.deepEqual(
+    [...collection.leases.values()]
+      .map((l) => [l.spec?.holderIdentity, l.metadata?.labels?.[LEASE_GROUP_LABEL]])
+      .sort(),
+    [
+      ['a', 'shards'],
+      ['b', 'shards'],
+      ['c', 'shards'],
+    ],
+  );
+  for (const m of all) m.controller.abort();
+  await Promise.all(all.map((m) => m.done));
+  assert.equal(collection.leases.size, 0, 'each member deleted its Lease on the way out');
+});
+
+test('a member cut off steps out at the renew deadline, before the others drop it at the lease duration', async () => {
+  const clock = new FakeClock();
+  const collection = new LeaseCollection();
+  const all = ['a', 'b', 'c'].map((id) => member(collection, clock, id));
+  await advance(clock, 20_000, all);
+  const [a, b, c] = all as [Member, Member, Member];
+  collection.unreachable.add('c');
+  const cut = clock.now();
+  await advance(clock, 25_000, all);
+  const stepped = firstView(c, (ms) => !ms.includes('c'), cut);
+  const droppedByA = firstView(a, (ms) => !ms.includes('c'), cut);
+  const droppedByB = firstView(b, (ms) => !ms.includes('c'), cut);
+  assert.ok(stepped !== undefined && droppedByA !== undefined && droppedByB !== undefined);
+  assert.ok(stepped - cut <= 10_000 + 2_400, `c stepped out ${stepped - cut} ms after the cut`);
+  assert.ok(stepped < droppedByA && stepped < droppedByB, 'c was out before the others shared out its part');
+  assert.ok(
+    droppedByA - cut >= 13_000 && droppedByA - cut <= 15_000 + 2_400 * 2,
+    `a dropped c after ${droppedByA - cut} ms`,
+  );
+  assert.deepEqual(a.group.members, ['a', 'b']);
+  assert.deepEqual(c.group.members, ['a', 'b'], 'c, out, keeps its last view of the others');
+
+  // Back again: the others count c in at their next round; c itself a lease duration later.
+  collection.unreachable.delete('c');
+  const back = clock.now();
+  await advance(clock, 20_000, all);
+  const seenByA = firstView(a, (ms) => ms.includes('c'), back) ?? Infinity;
+  const selfIn = firstView(c, (ms) => ms.includes('c'), back) ?? Infinity;
+  assert.ok(seenByA - back <= 2_400 * 2, `a counted c in ${seenByA - back} ms after it came back`);
+  assert.ok(selfIn - back >= 15_000, `c counted itself in ${selfIn - back} ms after it came back`);
+  for (const m of all) assert.deepEqual(m.group.members, ['a', 'b', 'c']);
+  for (const m of all) m.controller.abort();
+  await Promise.all(all.map((m) => m.done));
+});
+
+test('a member that leaves steps out, deletes its Lease, and the others share out its part at their next round', async () => {
+  const clock = new FakeClock();
+  const collection = new LeaseCollection();
+  const all = ['a', 'b'].map((id) => member(collection, clock, id));
+  await advance(clock, 20_000, all);
+  const [a, b] = all as [Member, Member];
+  b.controller.abort();
+  await b.done;
+  const left = clock.now();
+  assert.deepEqual(b.views.at(-1)?.members, ['a'], 'b reported itself out before it deleted its Lease');
+  assert.equal(collection.leases.size, 1);
+  await advance(clock, 5_000, [a]);
+  const dropped = firstView(a, (ms) => !ms.includes('b'), left) ?? Infinity;
+  assert.ok(dropped - left <= 2_400 + 250, `a dropped b ${dropped - left} ms after it left`);
+  assert.deepEqual(a.group.members, ['a']);
+  a.controller.abort();
+  await a.done;
+});
+
+test('the Lease a member left behind is deleted by the others after four lease durations, and the member can rejoin', async () => {
+  const clock = new FakeClock();
+  const collection = new LeaseCollection();
+  const all = ['a', 'b', 'c'].map((id) => member(collection, clock, id));
+  await advance(clock, 20_000, all);
+  const [a, , c] = all as [Member, Member, Member];
+  const cLease = c.group.leaseName;
+  collection.unreachable.add('c');
+  const cut = clock.now();
+  await advance(clock, 55_000, all);
+  assert.ok(collection.leases.has(cLease), 'kept while it may still be renewed (55 s < 4 x 15 s)');
+  await advance(clock, 10_000, all);
+  assert.ok(!collection.leases.has(cLease), `deleted ${clock.now() - cut} ms after the cut`);
+  assert.deepEqual(a.group.members, ['a', 'b']);
+
+  collection.unreachable.delete('c');
+  await advance(clock, 20_000, all);
+  assert.ok(collection.leases.has(cLease), 'c made its Lease again');
+  for (const m of all) assert.deepEqual(m.group.members, ['a', 'b', 'c']);
+  for (const m of all) m.controller.abort();
+  await Promise.all(all.map((m) => m.done));
+  assert.equal(collection.leases.size, 0);
+});
+
+test('a bad group or timing is refused naming the option', () => {
+  const client = new LeaseCollection().clientFor('x');
+  const base = { client, namespace: 'ns', identity: 'x' };
+  assert.throws(
+    () => new LeaseGroup({ ...base, group: 'Shards' }),
+    /group: expected a DNS label of at most 46 characters/,
+  );
+  assert.throws(
+    () => new LeaseGroup({ ...base, group: 'shards', identity: '' }),
+    /identity: expected a non-empty name/,
+  );
+  assert.throws(
+    () => new LeaseGroup({ ...base, group: 'shards', leaseDurationMs: 5_000, renewDeadlineMs: 5_000 }),
+    /renewDeadlineMs \(5000\) must be less than leaseDurationMs \(5000\)/,
+  );
+});

@@ -308,7 +308,12 @@ export class LeaseGroup {
     this.#members = members;
     this.#reported = true;
     this.#log.info({ members }, 'lease group members');
-    this.#o.onChange?.(members);
+    try {
+      this.#o.onChange?.(members);
+    } catch (err) {
+      // The caller's failure is not the group's: membership goes on.
+      this.#log.error({ err: err instanceof Error ? err.message : String(err) }, 'onChange failed');
+    }
   }
 
   async #leave(): Promise<void> {

@@ -8,8 +8,8 @@
  *
  * End-to-end files named *openstack* or translator* also get one OpenStack lab for the run
  * (RAVEN_TEST_OPENSTACK_DIR), unless RAVEN_TEST_OPENSTACK_DIR already names a running one. They
- * run one at a time in a test runner of their own, beside a runner for all the other files
- * (RAVEN_TEST_CONCURRENCY of them at a time, default 2).
+ * run one at a time beside the other files (RAVEN_TEST_CONCURRENCY of them at a time, default 2).
+ * Each file's output is printed whole when it ends, then a summary.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
@@ -41,24 +41,81 @@ function needsLab(file: string): boolean {
   return file.includes('e2e') && /openstack|^translator/.test(basename(file));
 }
 
+interface FileRun {
+  file: string;
+  code: number;
+  output: string;
+  seconds: number;
+  counts: Record<'pass' | 'fail' | 'skipped', number>;
+}
+
+/** Run one test file in node's test runner; its output is kept and returned with its counts. */
+function runFile(file: string, env: NodeJS.ProcessEnv, children: Set<ChildProcess>): Promise<FileRun> {
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=tap', file], {
+      cwd: repoRoot,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.add(child);
+    child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => chunks.push(chunk));
+    child.on('close', (code, signal) => {
+      children.delete(child);
+      const output = Buffer.concat(chunks).toString('utf8');
+      const count = (name: string): number =>
+        Number(new RegExp(`^# ${name} (\\d+)$`, 'm').exec(output)?.[1] ?? 0);
+      resolve({
+        file,
+        code: code ?? (signal ? 1 : 0),
+        output,
+        seconds: (Date.now() - started) / 1000,
+        counts: { pass: count('pass'), fail: count('fail'), skipped: count('skipped') },
+      });
+    });
+  });
+}
+
 /**
- * Runs a set of files in one node test runner, `concurrency` files at a time; resolves with its
- * exit status.
+ * Run `files` in order, `slots` at a time, never two that use the OpenStack lab at once; each
+ * file's output is printed whole when it ends. Resolves with every file's run.
  */
-function runLane(
+function schedule(
   files: string[],
-  concurrency: string,
-  env: NodeJS.ProcessEnv,
-  children: ChildProcess[],
-): Promise<number> {
-  return new Promise<number>((resolve) => {
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...files],
-      { cwd: repoRoot, env, stdio: 'inherit' },
-    );
-    children.push(child);
-    child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  slots: number,
+  run: (file: string) => Promise<FileRun>,
+  stopped: () => boolean,
+): Promise<FileRun[]> {
+  const pending = [...files];
+  const done: FileRun[] = [];
+  let running = 0;
+  let labBusy = false;
+  return new Promise((resolve) => {
+    const pump = (): void => {
+      while (running < slots && !stopped()) {
+        const i = pending.findIndex((f) => !(labBusy && needsLab(f)));
+        if (i < 0) break;
+        const [file] = pending.splice(i, 1) as [string];
+        const lab = needsLab(file);
+        if (lab) labBusy = true;
+        running++;
+        void run(file).then((result) => {
+          running--;
+          if (lab) labBusy = false;
+          done.push(result);
+          const { pass, fail, skipped } = result.counts;
+          process.stdout.write(
+            `\n# test: ${file} ${result.code === 0 ? 'passed' : `FAILED (exit ${result.code})`} in ` +
+              `${result.seconds.toFixed(0)} s: ${pass} passed, ${fail} failed, ${skipped} skipped\n${result.output}`,
+          );
+          pump();
+        });
+      }
+      if (running === 0 && (pending.length === 0 || stopped())) resolve(done);
+    };
+    pump();
   });
 }
 
@@ -101,32 +158,44 @@ async function main(args: string[]): Promise<number> {
       lab = await OpenStackLab.start(labDir, (line) => process.stderr.write(`test: openstack lab ${line}\n`));
       env.RAVEN_TEST_OPENSTACK_DIR = labDir;
     }
-    // Two lanes, each its own node test runner: the files that use the OpenStack lab one at a
-    // time (the translator's take 5 to 7 minutes each, mostly waiting on Neutron and Octavia),
-    // and all the others two at a time beside them. One runner at three files at a time took
-    // 1,059 s of a cold CI run but, with a second whole run beside it (load 12 to 16 on 2 cores),
-    // both translator files talked to Neutron at once and it answered so slowly that a
-    // convergence outlasted its safety net; at two at a time the translator files held both
-    // places for their 5 to 7 minutes.
-    const concurrency = process.env.RAVEN_TEST_CONCURRENCY ?? '2';
-    const labFiles = files.filter(needsLab);
-    const otherFiles = files.filter((f) => !needsLab(f));
-    const children: ChildProcess[] = [];
+    // Each file in a test runner of its own, as slots free up: RAVEN_TEST_CONCURRENCY files at
+    // a time (default 2) and, beside them, the files that use the OpenStack lab one at a time
+    // (or, once none is left, one more of the others). Two translator files at once, with a
+    // second whole run beside them (load 12 to 16 on 2 cores), made Neutron answer so slowly
+    // that a convergence outlasted its safety net. End-to-end files go first, the OpenStack
+    // lab's first of all: the longest files must not start last.
+    const concurrency = Number(process.env.RAVEN_TEST_CONCURRENCY ?? '2');
+    if (!Number.isInteger(concurrency) || concurrency < 1)
+      throw new Error(
+        `RAVEN_TEST_CONCURRENCY: expected a whole number of at least 1, got ${process.env.RAVEN_TEST_CONCURRENCY}`,
+      );
+    const ordered = [
+      ...files.filter(needsLab),
+      ...files.filter((f) => !needsLab(f) && f.includes('e2e')),
+      ...files.filter((f) => !f.includes('e2e')),
+    ];
+    const children = new Set<ChildProcess>();
+    const state = { interrupted: false };
     const forward = (signal: NodeJS.Signals): void => {
+      state.interrupted = true;
       for (const child of children) child.kill(signal);
     };
     process.on('SIGINT', forward).on('SIGTERM', forward);
-    const lanes = [
-      { name: 'OpenStack files, one at a time', files: labFiles, concurrency: '1' },
-      { name: `other files, ${concurrency} at a time`, files: otherFiles, concurrency },
-    ].filter((lane) => lane.files.length > 0);
-    const statuses = await Promise.all(
-      lanes.map((lane) => runLane(lane.files, lane.concurrency, env, children)),
+    const started = Date.now();
+    const runs = await schedule(
+      ordered,
+      concurrency + (ordered.some(needsLab) ? 1 : 0),
+      (file) => runFile(file, env, children),
+      () => state.interrupted,
     );
-    lanes.forEach((lane, i) =>
-      process.stderr.write(`test: ${lane.files.length} ${lane.name}: exit ${statuses[i]}\n`),
+    const total = (name: keyof FileRun['counts']): number => runs.reduce((sum, r) => sum + r.counts[name], 0);
+    const failed = runs.filter((r) => r.code !== 0);
+    process.stdout.write(
+      `\n# test: ${runs.length} of ${ordered.length} files in ${((Date.now() - started) / 1000).toFixed(0)} s: ` +
+        `${total('pass')} tests passed, ${total('fail')} failed, ${total('skipped')} skipped\n` +
+        failed.map((r) => `# test: FAILED ${r.file}\n`).join(''),
     );
-    return statuses.find((status) => status !== 0) ?? 0;
+    return failed.length > 0 || state.interrupted || runs.length < ordered.length ? 1 : 0;
   } finally {
     if (lab) await lab.stop();
     if (labDir && process.env.RAVEN_KEEP_TEST_CLUSTER === undefined)

@@ -56,7 +56,29 @@ export interface LeaderElectionOptions {
   logger?: Logger;
 }
 
-const JITTER = 1.2;
+/** Retry periods are stretched by up to this factor (jitter). */
+export const JITTER = 1.2;
+
+/**
+ * The rule every Lease holder's timings keep: a holder gives up (renew deadline) before anyone
+ * else may take over (lease duration), and retries well within the renew deadline.
+ */
+export function checkLeaseTimings(o: {
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+}): void {
+  if (o.renewDeadlineMs >= o.leaseDurationMs)
+    throw new RavenError(
+      'ERR_INVALID_ARGUMENT',
+      `renewDeadlineMs (${o.renewDeadlineMs}) must be less than leaseDurationMs (${o.leaseDurationMs})`,
+    );
+  if (o.retryPeriodMs * JITTER >= o.renewDeadlineMs)
+    throw new RavenError(
+      'ERR_INVALID_ARGUMENT',
+      `retryPeriodMs (${o.retryPeriodMs}) must be well below renewDeadlineMs (${o.renewDeadlineMs})`,
+    );
+}
 
 export class LeaderElector {
   readonly #o: Required<
@@ -72,18 +94,7 @@ export class LeaderElector {
 
   constructor(options: LeaderElectionOptions) {
     const o = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, ...options };
-    if (o.renewDeadlineMs >= o.leaseDurationMs) {
-      throw new RavenError(
-        'ERR_INVALID_ARGUMENT',
-        `renewDeadlineMs (${o.renewDeadlineMs}) must be less than leaseDurationMs (${o.leaseDurationMs})`,
-      );
-    }
-    if (o.retryPeriodMs * JITTER >= o.renewDeadlineMs) {
-      throw new RavenError(
-        'ERR_INVALID_ARGUMENT',
-        `retryPeriodMs (${o.retryPeriodMs}) must be well below renewDeadlineMs (${o.renewDeadlineMs})`,
-      );
-    }
+    checkLeaseTimings(o);
     this.#o = o;
     this.#clock = options.clock ?? systemClock;
     this.#random = options.random ?? Math.random;

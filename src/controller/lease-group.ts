@@ -28,7 +28,7 @@ import { RavenError } from '../errors/raven-error.js';
 import { systemClock, sleep, type Clock } from '../util/clock.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import { fnv1a64Hex } from '../watch/shard/fnv1a64.js';
-import { microTime, type LeaseClient } from './leader-election.js';
+import { checkLeaseTimings, JITTER, microTime, type LeaseClient } from './leader-election.js';
 
 /** The label that names a Lease's group. */
 export const LEASE_GROUP_LABEL = 'raven.dev/lease-group';
@@ -53,7 +53,6 @@ export interface LeaseGroupOptions {
   logger?: Logger;
 }
 
-const JITTER = 1.2;
 /** A Lease unchanged for this many of its lease durations belongs to a member long gone. */
 const STALE_LEASES = 4;
 const GROUP = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -82,16 +81,7 @@ export class LeaseGroup {
       );
     if (o.identity === '')
       throw new RavenError('ERR_INVALID_ARGUMENT', 'identity: expected a non-empty name for this member');
-    if (o.renewDeadlineMs >= o.leaseDurationMs)
-      throw new RavenError(
-        'ERR_INVALID_ARGUMENT',
-        `renewDeadlineMs (${o.renewDeadlineMs}) must be less than leaseDurationMs (${o.leaseDurationMs})`,
-      );
-    if (o.retryPeriodMs * JITTER >= o.renewDeadlineMs)
-      throw new RavenError(
-        'ERR_INVALID_ARGUMENT',
-        `retryPeriodMs (${o.retryPeriodMs}) must be well below renewDeadlineMs (${o.renewDeadlineMs})`,
-      );
+    checkLeaseTimings(o);
     this.#o = o;
     this.#clock = options.clock ?? systemClock;
     this.#random = options.random ?? Math.random;

@@ -27,6 +27,10 @@ import type { KubeObject } from '../client/kube-object.js';
 import { stoppedStatus, type WatcherStatus } from '../watch/watcher-events.js';
 import type { ChangeEvent } from './change-event.js';
 import { LeaderElector } from '../controller/leader-election.js';
+import { LeaseGroup } from '../controller/lease-group.js';
+import { assignBuckets } from '../watch/shard/assign-hash-space.js';
+import { splitHashSpace, type Shard, type ShardRange } from '../watch/shard/shard.js';
+import { ShardedCheckpoints } from './checkpoint/sharded-checkpoints.js';
 import { errorKind, isRetryable } from '../errors/classify.js';
 import { ConfigError } from '../errors/raven-error.js';
 import { systemClock, sleep, type Clock, type TimerHandle } from '../util/clock.js';
@@ -124,7 +128,12 @@ export class Daemon {
   readiness(): Readiness {
     const details: Record<string, string> = {};
     if (this.#standby && !this.#leading)
-      return { ready: true, details: { leaderElection: 'standby: another replica leads' } };
+      return {
+        ready: true,
+        details: this.#config.sharding.enabled
+          ? { sharding: 'no part of the hash space is this replica’s (yet)' }
+          : { leaderElection: 'standby: another replica leads' },
+      };
     if (this.#pipelines.size === 0 && this.#config.watchers.length > 0) details.watchers = 'starting';
     for (const t of this.#config.translators) {
       const translator = this.#translators.get(t.name);
@@ -201,6 +210,8 @@ export class Daemon {
           },
           onNewLeader: (identity) => this.#log.info({ leader: identity }, 'leader'),
         }).run(signal);
+      } else if (config.sharding.enabled) {
+        await this.#runSharded(client, discovery, resources, signal);
       } else {
         this.metrics.leader.set(1);
         this.#leading = true;
@@ -320,13 +331,130 @@ export class Daemon {
     return out;
   }
 
-  /** Everything that runs only while this replica is the active one. */
+  /**
+   * Sharded: this replica is a member of a LeaseGroup, and does the work of the parts of the hash
+   * space `assignBuckets` gives it among the members; when its parts change, its work stops
+   * (deliveries drain, the checkpoint is written) and starts again on the new parts, resuming
+   * from what the parts' owners confirmed. The group is left only after the work has stopped,
+   * so nobody takes a part while this replica still delivers its changes.
+   */
+  async #runSharded(
+    client: KubeClient,
+    discovery: Discovery,
+    resources: Map<string, ResolvedResource>,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const sh = this.#config.sharding;
+    const log = this.#log.child({ group: sh.group, identity: sh.identity });
+    this.#standby = true;
+    this.metrics.leader.set(0);
+    let members: readonly string[] | undefined;
+    /** Bumped at every change of the members: a change while the loop was busy is not missed. */
+    let seen = 0;
+    let version = 0;
+    let wake: (() => void) | undefined;
+    const poke = (): void => {
+      const w = wake;
+      wake = undefined;
+      w?.();
+    };
+    signal.addEventListener('abort', poke, { once: true });
+    // Read through a call: the signal may abort during any await of the loop.
+    const stopped = (): boolean => signal.aborted;
+    const leaving = new AbortController();
+    const group = new LeaseGroup({
+      client,
+      namespace: sh.namespace,
+      group: sh.group,
+      identity: sh.identity,
+      leaseDurationMs: sh.leaseDurationSeconds * 1000,
+      renewDeadlineMs: sh.renewDeadlineSeconds * 1000,
+      retryPeriodMs: sh.retryPeriodSeconds * 1000,
+      clock: this.#clock,
+      logger: log,
+      ...(this.#options.random === undefined ? {} : { random: this.#options.random }),
+      onChange: (now) => {
+        members = now;
+        version++;
+        this.metrics.shardMembers.set(now.length);
+        poke();
+      },
+    });
+    const membership = group.run(leaving.signal);
+    let current:
+      { parts: readonly number[]; stop: AbortController; done: Promise<void>; ended: boolean } | undefined;
+    const stopCurrent = async (): Promise<void> => {
+      if (current === undefined) return;
+      const stopping = current;
+      current = undefined;
+      stopping.stop.abort(new Error('the parts of this replica changed'));
+      try {
+        await stopping.done;
+      } finally {
+        this.#leading = false;
+        this.metrics.leader.set(0);
+        this.metrics.shardParts.set(0);
+      }
+    };
+    try {
+      while (!signal.aborted) {
+        if (current?.ended === true) {
+          // Its checkpoint was fenced (a part was taken; the members are about to change) or it
+          // failed (rethrown here): start again on the parts as they are then.
+          await stopCurrent();
+          log.warn({}, 'the work on this replica’s parts stopped; starting again');
+          await sleep(this.#clock, sh.retryPeriodSeconds * 1000, signal).catch(() => undefined);
+          continue;
+        }
+        seen = version;
+        const parts =
+          members === undefined ? [] : (assignBuckets(members, sh.buckets).get(sh.identity) ?? []);
+        if (current === undefined || !sameParts(current.parts, parts)) {
+          await stopCurrent();
+          if (parts.length > 0 && !stopped()) {
+            log.info(
+              { members, parts: parts.length, buckets: sh.buckets },
+              'watching this replica’s parts of the hash space',
+            );
+            const stop = new AbortController();
+            this.#leading = true;
+            this.metrics.leader.set(1);
+            this.metrics.shardParts.set(parts.length);
+            const work = { parts, stop, ended: false, done: Promise.resolve() };
+            work.done = this.#work(client, discovery, resources, stop.signal, undefined, parts).finally(
+              () => {
+                work.ended = true;
+                poke();
+              },
+            );
+            // Its failure is taken when it is awaited (stopCurrent); until then it is not unhandled.
+            work.done.catch(() => undefined);
+            current = work;
+          } else if (members !== undefined)
+            log.info({ members }, 'no part of the hash space is this replica’s: watching nothing');
+        }
+        if (version === seen && !stopped() && current?.ended !== true)
+          await new Promise<void>((resolve) => {
+            wake = resolve;
+          });
+      }
+    } finally {
+      signal.removeEventListener('abort', poke);
+      await stopCurrent().finally(() => {
+        leaving.abort();
+      });
+      await membership;
+    }
+  }
+
+  /** Everything that runs only while this replica is the active one (sharded: on `parts`). */
   async #work(
     client: KubeClient,
     discovery: Discovery,
     resources: Map<string, ResolvedResource>,
     signal: AbortSignal,
     epoch?: number,
+    parts?: readonly number[],
   ): Promise<void> {
     const config = this.#config;
     const router = new Router(config);
@@ -337,16 +465,31 @@ export class Daemon {
     if (signal.aborted) onAbort();
     else signal.addEventListener('abort', onAbort, { once: true });
     // A shared checkpoint another replica took over stops this replica's work at once.
-    const checkpoints = await openCheckpointStore(config.checkpoint, {
+    const sh = config.sharding;
+    // Sharded: one fence per part owned, and the checkpoint kept per part.
+    const opened = await openCheckpointStore(config.checkpoint, {
       clock: this.#clock,
       logger: this.#log,
-      holder: config.leaderElection.identity,
+      holder: parts === undefined ? config.leaderElection.identity : sh.identity,
       ...(epoch === undefined ? {} : { epoch }),
+      ...(parts === undefined ? {} : { fences: parts.map((part) => `${sh.group}/${part}`) }),
       onFenced: (error) => stopWork.abort(error),
     }).catch((err: unknown) => {
       signal.removeEventListener('abort', onAbort);
       throw err;
     });
+    const sharded =
+      parts === undefined
+        ? undefined
+        : new ShardedCheckpoints(opened, { field: sh.field, buckets: sh.buckets, owned: parts });
+    const checkpoints: CheckpointStore = sharded ?? opened;
+    const shard: Shard | undefined =
+      parts === undefined
+        ? undefined
+        : {
+            field: sh.field,
+            range: parts.map((part) => splitHashSpace(sh.buckets)[part] as ShardRange),
+          };
     const deliveries = new Map<string, SinkDelivery>();
     const handlers = new Map<string, HandlerRunner>();
     const watcherSinks = new Map<string, WatcherSinks>();
@@ -402,6 +545,12 @@ export class Daemon {
         clock: this.#clock,
         diffIgnore: config.diff.ignore,
         gapNotices: new Set(config.sinks.filter((s) => s.gapNotices).map((s) => s.name)),
+        ...(sharded === undefined
+          ? {}
+          : {
+              sharding: { field: sh.field, buckets: sh.buckets },
+              replayFloor: (event, sink) => sharded.replayFloor(event, sink),
+            }),
       };
       for (const [index, h] of config.handlers.entries()) {
         const context: HandlerContext = {
@@ -479,6 +628,7 @@ export class Daemon {
             diffIgnore: config.diff.ignore,
             signal: stopWork.signal,
             ...(this.#options.random === undefined ? {} : { random: this.#options.random }),
+            ...(shard === undefined ? {} : { shard }),
           },
           {
             watching: (scopes) => sinks.watching(scopes),
@@ -611,6 +761,11 @@ export class Daemon {
 /** The default leader-election identity: host name and process id. */
 export function defaultIdentity(): string {
   return `${hostname()}-${process.pid}`;
+}
+
+/** Whether two sorted lists of parts are the same. */
+function sameParts(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((part, i) => part === b[i]);
 }
 
 /** How the web view names a change. */

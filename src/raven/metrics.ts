@@ -82,6 +82,16 @@ export class RavenMetrics {
     help: '1 while this replica leads (always 1 without leader election).',
     registers: [this.registry],
   });
+  readonly shardMembers = new Gauge({
+    name: 'raven_shard_members',
+    help: 'Sharded replicas: the members of the group this replica counts, itself included once it is in.',
+    registers: [this.registry],
+  });
+  readonly shardParts = new Gauge({
+    name: 'raven_shard_parts',
+    help: 'Sharded replicas: how many parts of the hash space (of sharding.buckets) this replica owns and watches.',
+    registers: [this.registry],
+  });
 
   constructor(watcherStatus: () => ReadonlyMap<string, WatcherStatus>) {
     collectDefaultMetrics({ register: this.registry, prefix: 'raven_' });

@@ -23,7 +23,8 @@ import type { WatcherConfig } from './config/watcher-schema.js';
 import { compareResourceVersions } from './resource-version.js';
 
 /**
- * The scope a confirmed resourceVersion is valid for: the resource and what selects its objects.
+ * The scope a confirmed resourceVersion is valid for: the resource and what selects its objects
+ * (and, for sharded replicas, how the hash space is cut).
  *
  * @example
  * watchScope(config, { group: 'apps', version: 'v1', resource: 'deployments', kind: 'Deployment' });
@@ -32,12 +33,15 @@ import { compareResourceVersions } from './resource-version.js';
 export function watchScope(
   config: Pick<WatcherConfig, 'namespaces' | 'labelSelector' | 'fieldSelector'>,
   resource: ResourceId,
+  sharding?: { field: string; buckets: number },
 ): string {
   return JSON.stringify({
     resource: `${resource.group}/${resource.version}/${resource.resource}`,
     namespaces: config.namespaces,
     labelSelector: config.labelSelector ?? '',
     fieldSelector: config.fieldSelector ?? '',
+    // Sharded, a part's resume point holds only for the same cut of the hash space.
+    ...(sharding === undefined ? {} : { shard: `${sharding.field}/${sharding.buckets}` }),
   });
 }
 

@@ -24,6 +24,7 @@ import { NAMESPACE_INDEX } from '../cache/store.js';
 import { merge } from '../watch/merge.js';
 import { watchResource, type ScopedWatcher } from '../watch/watch-resource.js';
 import type { Watcher, WatchTransport } from '../watch/watcher.js';
+import type { Shard } from '../watch/shard/shard.js';
 import type { WatcherEvent, WatcherStatus } from '../watch/watcher-events.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/logger.js';
@@ -140,6 +141,8 @@ export class WatcherPipeline {
       signal: AbortSignal;
       /** Random numbers in [0, 1) for the reconnect jitter (Math.random unless injected). */
       random?: () => number;
+      /** A sharded replica's part of the objects (`watcher.ts`: the server filters, or the client). */
+      shard?: Shard;
     },
     callbacks: PipelineCallbacks,
     resume?: ResumeFrom,
@@ -159,6 +162,7 @@ export class WatcherPipeline {
       signal: options.signal,
       ...(options.random === undefined ? {} : { random: options.random }),
       ...(resume === undefined ? {} : { resume }),
+      ...(options.shard === undefined ? {} : { shard: options.shard }),
     });
     this.#watcher = watcher;
     const scopes = new Map<string, ScopeState>();

@@ -50,6 +50,13 @@ export interface WatcherSinksContext {
   diffIgnore: readonly string[];
   /** Sinks that opted in to gap notices. */
   gapNotices: ReadonlySet<string>;
+  /** Sharded replicas: how the hash space is cut, part of every watcher's scope. */
+  sharding?: { field: string; buckets: number };
+  /**
+   * Sharded replicas: the resourceVersion up to which `sink` confirmed every change of the
+   * event's part (`sharded-checkpoints.ts`); a replayed change at or below it is skipped.
+   */
+  replayFloor?: (event: ChangeEvent, sink: string) => string | undefined;
 }
 
 /** Who, besides sinks, a watermark mark may wait for. */
@@ -85,7 +92,7 @@ export class WatcherSinks {
     this.#pipeline = pipeline;
     this.#name = pipeline.config.name;
     this.#sinks = ctx.router.sinksOf(this.#name).filter((sink) => ctx.deliveries.has(sink));
-    this.#scope = watchScope(pipeline.config, pipeline.resource);
+    this.#scope = watchScope(pipeline.config, pipeline.resource, ctx.sharding);
     this.#log = ctx.logger.child({ watcher: this.#name });
   }
 
@@ -359,6 +366,14 @@ export class WatcherSinks {
 
   /** A replayed change may be one the sink has: asked at the head of its object's queue. */
   #dedup(event: ChangeEvent, sink: string): { alreadyDelivered?: () => boolean } {
+    // Sharded: the parts of a replica resume from the lowest of their resume points, so a part
+    // further on is replayed changes all its sinks confirmed (an inferred deletion carries an
+    // older state's resourceVersion, and is compared below).
+    const floor = event.tombstone ? undefined : this.#ctx.replayFloor?.(event, sink);
+    if (floor !== undefined) {
+      const order = compareResourceVersions(event.resourceVersion, floor);
+      if (order !== undefined && order <= 0) return { alreadyDelivered: () => true };
+    }
     const bound = this.#replayedUpTo;
     if (bound === undefined) return {};
     const upTo = bound.resourceVersion;

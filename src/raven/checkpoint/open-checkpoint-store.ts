@@ -20,6 +20,8 @@ export interface OpenCheckpointOptions {
   holder: string;
   /** The leader's term (the Lease's transitions); omitted without leader election. */
   epoch?: number;
+  /** Sharded: the fences to take (one per part of the hash space owned); PostgreSQL only. */
+  fences?: readonly string[];
   /** Another replica took over the shared checkpoint: stop working. */
   onFenced: (error: CheckpointError) => void;
 }
@@ -41,6 +43,7 @@ export async function openCheckpointStore(
         timeoutMs: config.timeoutSeconds * 1000,
         holder: options.holder,
         ...(options.epoch === undefined ? {} : { epoch: options.epoch }),
+        ...(options.fences === undefined ? {} : { fence: options.fences }),
         clock: options.clock,
         logger: options.logger,
         onFenced: options.onFenced,

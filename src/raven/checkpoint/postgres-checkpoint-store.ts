@@ -52,8 +52,13 @@ export interface PostgresCheckpointStoreOptions {
    * Omitted: one more than the stored epoch (the last replica to open writes).
    */
   epoch?: number;
-  /** Which fence to take: several fences may share a schema (one per shard). Default `default`. */
-  fence?: string;
+  /**
+   * Which fence to take: several fences may share a schema. Default `default`. Several names: a
+   * writer that owns several parts of the work (a sharded replica, one fence per part of the hash
+   * space) takes each, one more than its stored epoch (`epoch` must then be omitted), and every
+   * write checks them all, so losing any one of them stops its writes.
+   */
+  fence?: string | readonly string[];
   clock?: Clock;
   logger?: Logger;
   /**
@@ -93,7 +98,10 @@ export class PostgresCheckpointStore implements CheckpointStore {
   /** `postgres:<schema>`, as errors name it. */
   readonly path: string;
   readonly schema: string;
+  /** The first of {@link PostgresCheckpointStore.fences}. */
   readonly fence: Readonly<Fence>;
+  /** Every fence this writer holds, sorted by name. */
+  readonly fences: readonly Readonly<Fence>[];
   readonly #pool: pg.Pool;
   readonly #view: MemoryCheckpointStore;
   readonly #clock: Clock;
@@ -116,12 +124,13 @@ export class PostgresCheckpointStore implements CheckpointStore {
   private constructor(
     pool: pg.Pool,
     view: MemoryCheckpointStore,
-    fence: Fence,
+    fences: readonly Fence[],
     options: PostgresCheckpointStoreOptions & { schema: string },
   ) {
     this.schema = options.schema;
     this.path = `postgres:${options.schema}`;
-    this.fence = fence;
+    this.fences = fences;
+    this.fence = fences[0] as Fence;
     this.#pool = pool;
     this.#view = view;
     this.#clock = options.clock ?? systemClock;
@@ -152,11 +161,19 @@ export class PostgresCheckpointStore implements CheckpointStore {
     });
     // A connection dropped while idle is replaced at the next write; the write reports the failure.
     pool.on('error', () => undefined);
-    const fence: Fence = {
-      name: options.fence ?? 'default',
-      epoch: options.epoch ?? -1,
-      holder: options.holder ?? `${hostname()}-${process.pid}`,
-    };
+    const names = typeof options.fence === 'string' ? [options.fence] : [...(options.fence ?? ['default'])];
+    if (names.length === 0 || (names.length > 1 && options.epoch !== undefined))
+      throw new CheckpointError(
+        'ERR_CHECKPOINT_UNREADABLE',
+        names.length === 0
+          ? 'fence: expected a fence name or a non-empty list of them, got []'
+          : 'fence: several fences take the next epoch of each; omit epoch',
+      );
+    // Sorted: replicas taking overlapping fences lock their rows in the same order.
+    const holder = options.holder ?? `${hostname()}-${process.pid}`;
+    const fences: Fence[] = [...new Set(names)]
+      .sort()
+      .map((name) => ({ name, epoch: options.epoch ?? -1, holder }));
     try {
       const client = await pool.connect();
       try {
@@ -164,14 +181,15 @@ export class PostgresCheckpointStore implements CheckpointStore {
         const view = new MemoryCheckpointStore();
         await client.query('BEGIN');
         try {
-          fence.epoch = await takeFence(client, schema, fence, options.epoch === undefined);
+          for (const fence of fences)
+            fence.epoch = await takeFence(client, schema, fence, options.epoch === undefined);
           await load(client, quoteSchema(schema), view);
           await client.query('COMMIT');
         } catch (err) {
           await client.query('ROLLBACK').catch(() => undefined);
           throw err;
         }
-        return new PostgresCheckpointStore(pool, view, fence, { ...options, schema });
+        return new PostgresCheckpointStore(pool, view, fences, { ...options, schema });
       } finally {
         client.release();
       }
@@ -396,14 +414,17 @@ export class PostgresCheckpointStore implements CheckpointStore {
   }
 
   async #checkFence(client: pg.ClientBase): Promise<void> {
-    const { rows } = await client.query<{ epoch: string; holder: string }>(
-      `SELECT epoch, holder FROM ${quoteSchema(this.schema)}.fence WHERE name = $1 FOR SHARE`,
-      [this.fence.name],
+    const { rows } = await client.query<{ name: string; epoch: string; holder: string }>(
+      `SELECT name, epoch, holder FROM ${quoteSchema(this.schema)}.fence WHERE name = ANY($1::text[])
+        ORDER BY name FOR SHARE`,
+      [this.fences.map((f) => f.name)],
     );
-    const row = rows[0];
-    if (row !== undefined && Number(row.epoch) === this.fence.epoch && row.holder === this.fence.holder)
-      return;
-    throw fencedError(this.path, this.fence, row);
+    const held = new Map(rows.map((row) => [row.name, row]));
+    for (const fence of this.fences) {
+      const row = held.get(fence.name);
+      if (row === undefined || Number(row.epoch) !== fence.epoch || row.holder !== fence.holder)
+        throw fencedError(this.path, fence, row);
+    }
   }
 
   #assertOpen(): void {

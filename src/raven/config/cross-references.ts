@@ -132,5 +132,29 @@ export function crossReferenceProblems(data: unknown): Finding[] {
         'no sinks and no handlers: events would go nowhere; add a sink such as { name: console, type: stdout }',
     });
   }
+  shardingProblems(data, findings);
   return findings;
+}
+
+/** Sharding needs a checkpoint the replicas share, and excludes what only one replica may run. */
+function shardingProblems(data: unknown, findings: Finding[]): void {
+  if (field(field(data, 'sharding'), 'enabled') !== true) return;
+  const checkpoint = field(field(data, 'checkpoint'), 'type');
+  if (checkpoint !== 'postgres')
+    findings.push({
+      path: ['checkpoint', 'type'],
+      message: `${checkpoint === undefined ? 'missing' : JSON.stringify(checkpoint)}: sharding.enabled needs the checkpoint the replicas share, type postgres`,
+    });
+  if (field(field(data, 'leaderElection'), 'enabled') === true)
+    findings.push({
+      path: ['leaderElection', 'enabled'],
+      message:
+        'true with sharding.enabled: choose one; sharded replicas each own a part of the objects, leader election makes one replica do everything',
+    });
+  if (list(data, 'translators').length > 0)
+    findings.push({
+      path: ['translators'],
+      message:
+        'not with sharding.enabled: a translator needs every object of its cluster; run it in a deployment of its own (with leader election)',
+    });
 }

@@ -16,7 +16,7 @@ export interface FinalizeOptions {
   /** Directory relative paths are resolved against. */
   baseDir: string;
   homeDir: string;
-  /** Leader election identity when the file gives none. */
+  /** Leader election and sharding identity when the file gives none. */
   identity: string;
 }
 
@@ -82,6 +82,7 @@ export function finalizeConfig(
       ...parsed.leaderElection,
       identity: parsed.leaderElection.identity ?? options.identity,
     },
+    sharding: { ...parsed.sharding, identity: parsed.sharding.identity ?? options.identity },
     sinks: parsed.sinks.map((sink) => {
       const { deadLetterPath } = sink.delivery;
       const delivery =

@@ -132,19 +132,11 @@ const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0
 /** The lease timings must leave room for renewals, as the elector requires. */
 const RETRY_JITTER = 1.2;
 
-const leaderElectionSchema = strictObject({
-  enabled: z.boolean().default(false),
-  /** Where the Lease lives; the namespace must exist and the daemon may update Leases in it. */
-  namespace: expecting(z.string().max(63).regex(DNS_LABEL), 'a namespace name').default('raven'),
-  name: expecting(z.string().max(253).regex(DNS_SUBDOMAIN), 'a Lease name (a DNS subdomain)').default(
-    'raven',
-  ),
-  /** Unique per replica; default `<hostname>-<pid>` (in a pod, the hostname is the pod name). */
-  identity: text('a non-empty string').optional(),
-  leaseDurationSeconds: seconds(15),
-  renewDeadlineSeconds: seconds(10),
-  retryPeriodSeconds: seconds(2),
-}).superRefine((le, ctx) => {
+/** Lease timings as the elector and the lease group require them: room for renewals. */
+function checkLeaseTimings(
+  le: { leaseDurationSeconds: number; renewDeadlineSeconds: number; retryPeriodSeconds: number },
+  ctx: z.RefinementCtx,
+): void {
   if (le.renewDeadlineSeconds >= le.leaseDurationSeconds) {
     ctx.addIssue({
       code: 'custom',
@@ -160,7 +152,44 @@ const leaderElectionSchema = strictObject({
       } with jitter, got ${le.retryPeriodSeconds}`,
     });
   }
-});
+}
+
+const leaseNamespace = expecting(z.string().max(63).regex(DNS_LABEL), 'a namespace name').default('raven');
+
+const leaderElectionSchema = strictObject({
+  enabled: z.boolean().default(false),
+  /** Where the Lease lives; the namespace must exist and the daemon may update Leases in it. */
+  namespace: leaseNamespace,
+  name: expecting(z.string().max(253).regex(DNS_SUBDOMAIN), 'a Lease name (a DNS subdomain)').default(
+    'raven',
+  ),
+  /** Unique per replica; default `<hostname>-<pid>` (in a pod, the hostname is the pod name). */
+  identity: text('a non-empty string').optional(),
+  leaseDurationSeconds: seconds(15),
+  renewDeadlineSeconds: seconds(10),
+  retryPeriodSeconds: seconds(2),
+}).superRefine(checkLeaseTimings);
+
+/** Replicas that split every watcher's objects among them (`docs/scaling.md`). */
+const shardingSchema = strictObject({
+  enabled: z.boolean().default(false),
+  /** Where the members' Leases live; the daemon may create, list, update and delete Leases in it. */
+  namespace: leaseNamespace,
+  /** The group's name: the replicas of one deployment share it. */
+  group: expecting(
+    z.string().max(46).regex(DNS_LABEL),
+    "a DNS label of at most 46 characters (a-z, 0-9 and '-')",
+  ).default('raven'),
+  /** Unique per replica; default `<hostname>-<pid>` (in a pod, the hostname is the pod name). */
+  identity: text('a non-empty string').optional(),
+  /** What an object's shard is decided by: its uid (even spread) or its namespace (kept together). */
+  field: z.enum(['uid', 'namespace']).default('uid'),
+  /** How many parts the hash space is cut into; every replica of the group must use the same. */
+  buckets: expecting(z.int().min(1).max(65_536), 'an integer from 1 to 65536').default(128),
+  leaseDurationSeconds: seconds(15),
+  renewDeadlineSeconds: seconds(10),
+  retryPeriodSeconds: seconds(2),
+}).superRefine(checkLeaseTimings);
 
 const diffSchema = strictObject({
   /** Extra paths left out of diffs (and of "did it change"), added to the built-in noise list. */
@@ -196,6 +225,7 @@ export const ravenConfigSchema = strictObject({
   server: serverSchema.prefault({}),
   checkpoint: checkpointSchema.default({ type: 'memory' }),
   leaderElection: leaderElectionSchema.prefault({}),
+  sharding: shardingSchema.prefault({}),
   diff: diffSchema.prefault({}),
   shutdown: shutdownSchema.prefault({}),
   watchers: expecting(z.array(watcherSchema), 'a list of watchers').default([]),
@@ -218,12 +248,15 @@ export type { RouteConfig };
 export type HandlerConfig = z.output<typeof handlerSchema>;
 /** Leader election; `identity` is always filled in by the loader. */
 export type LeaderElectionConfig = Parsed['leaderElection'] & { identity: string };
+/** Sharding; `identity` is always filled in by the loader. */
+export type ShardingConfig = Parsed['sharding'] & { identity: string };
 
 /**
  * A loaded configuration: defaults applied, paths absolute, `*` in routes and handlers replaced by
  * the names it stands for, and `routes` always present.
  */
-export type RavenConfig = Omit<Parsed, 'leaderElection' | 'routes'> & {
+export type RavenConfig = Omit<Parsed, 'leaderElection' | 'sharding' | 'routes'> & {
   leaderElection: LeaderElectionConfig;
+  sharding: ShardingConfig;
   routes: RouteConfig[];
 };

@@ -27,7 +27,7 @@ export interface Shard {
   field: ShardField;
   /**
    * One range, or several: a replica given parts of the hash space by rendezvous assignment
-   * (`assignShardRanges`) owns several ranges, which one watch serves (`a || b` on the server).
+   * (`assignHashSpace`) owns several ranges, which one watch serves (`a || b` on the server).
    */
   range: ShardRange | readonly ShardRange[];
 }

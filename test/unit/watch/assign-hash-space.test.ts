@@ -1,7 +1,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { assignHashSpace, DEFAULT_HASH_SPACE_BUCKETS } from '../../../src/watch/shard/assign-hash-space.js';
-import { HASH_SPACE_END, type ShardRange } from '../../../src/watch/shard/shard.js';
+import {
+  assignBuckets,
+  assignHashSpace,
+  bucketOf,
+  DEFAULT_HASH_SPACE_BUCKETS,
+} from '../../../src/watch/shard/assign-hash-space.js';
+import {
+  HASH_SPACE_END,
+  shardRanges,
+  splitHashSpace,
+  type ShardRange,
+} from '../../../src/watch/shard/shard.js';
 
 const width = (ranges: readonly ShardRange[]): bigint =>
   ranges.reduce((sum, r) => sum + (r.end - r.start), 0n);
@@ -79,4 +89,30 @@ test('the number of parts is checked', () => {
   const one = assignHashSpace(['a', 'b'], { buckets: 1 });
   assert.deepEqual([...one.values()].map((ranges) => ranges.length).sort(), [0, 1]);
   assertPartition(one);
+});
+
+test('assignBuckets gives the parts assignHashSpace gives, and bucketOf finds the part a hash is in', () => {
+  const names = ['raven-0', 'raven-1', 'raven-2'];
+  const parts = splitHashSpace(16);
+  const byIndex = assignBuckets(names, 16);
+  const byRange = assignHashSpace(names, { buckets: 16 });
+  for (const name of names) {
+    const indexes = byIndex.get(name) ?? [];
+    assert.deepEqual(
+      shardRanges({ field: 'uid', range: indexes.map((i) => parts[i] as ShardRange) }),
+      byRange.get(name),
+    );
+  }
+  assert.deepEqual(
+    [...byIndex.values()].flat().sort((a, b) => a - b),
+    [...Array(16).keys()],
+  );
+  // Each part's first and last hash are in it; an uneven division leaves the remainder to the last.
+  parts.forEach((part, i) => {
+    assert.equal(bucketOf(part.start, 16), i);
+    assert.equal(bucketOf(part.end - 1n, 16), i);
+  });
+  assert.equal(bucketOf(HASH_SPACE_END - 1n, 3), 2);
+  assert.equal(bucketOf(splitHashSpace(3)[2]?.start ?? 0n, 3), 2);
+  assert.equal(bucketOf(splitHashSpace(3)[1]?.end ?? 0n, 3), 2);
 });

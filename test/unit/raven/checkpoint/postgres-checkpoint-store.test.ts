@@ -132,6 +132,45 @@ describe('PostgresCheckpointStore', () => {
     await second.close();
   });
 
+  test('a writer holding several fences (a sharded replica) loses its writes with any one of them', async () => {
+    const a = await open('fence_parts', { holder: 'a', fence: ['part-2', 'part-0', 'part-1'] });
+    assert.deepEqual(
+      a.fences.map((f) => `${f.name}@${f.epoch}`),
+      ['part-0@1', 'part-1@1', 'part-2@1'],
+    );
+    a.recordDelivered(changeEvent('added', pod('d', 'a', { rv: '5' })), 'audit');
+    await a.flush();
+    // Another writer takes parts 1 and 3: part 1 was a's, so every later write of a is refused.
+    const b = await open('fence_parts', { holder: 'b', fence: ['part-1', 'part-3'] });
+    assert.deepEqual(
+      b.fences.map((f) => `${f.name}@${f.epoch}`),
+      ['part-1@2', 'part-3@1'],
+    );
+    a.recordDelivered(changeEvent('modified', pod('d', 'a', { rv: '6' })), 'audit');
+    await assert.rejects(a.flush(), (err: unknown) => {
+      isCode('ERR_CHECKPOINT_FENCED')(err);
+      assert.match((err as Error).message, /fence part-1\) is held by b at epoch 2/);
+      return true;
+    });
+    a.destroy();
+    // A writer whose fences nobody else took writes on.
+    const c = await open('fence_parts', { holder: 'c', fence: ['part-4'] });
+    c.recordDelivered(changeEvent('added', pod('d', 'c', { rv: '7' })), 'audit');
+    await c.flush();
+    await b.close();
+    await c.close();
+    const reader = await open('fence_parts', { holder: 'reader', fence: 'reader' });
+    try {
+      assert.deepEqual(
+        reader.entries('pods', 'audit').map((e) => `${e.key}@${e.resourceVersion ?? '-'}`),
+        ['d/a@5', 'd/c@7'],
+      );
+    } finally {
+      await reader.close();
+    }
+    await assert.rejects(open('fence_parts', { fence: ['x', 'y'], epoch: 3 }), /omit epoch/);
+  });
+
   test('a takeover waits for the write in flight and then sees it', async () => {
     const old = await open('fence_d', { holder: 'a', epoch: 1 });
     for (let i = 0; i < 2000; i++)

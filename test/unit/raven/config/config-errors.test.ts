@@ -267,6 +267,30 @@ const cases: Case[] = [
     message: /must be less than leaseDurationSeconds \(10\), got 10/,
   },
   {
+    name: 'sharding without the shared checkpoint is rejected',
+    source: `sharding: { enabled: true }\n${WATCHERS}${SINKS}`,
+    path: 'checkpoint.type',
+    message: /sharding.enabled needs the checkpoint the replicas share, type postgres/,
+  },
+  {
+    name: 'sharding and leader election together are rejected',
+    source: `checkpoint: { type: postgres, url: 'postgres://raven@127.0.0.1/raven' }\nsharding: { enabled: true }\nleaderElection: { enabled: true }\n${WATCHERS}${SINKS}`,
+    path: 'leaderElection.enabled',
+    message: /choose one/,
+  },
+  {
+    name: 'a sharding group that is not a short DNS label is rejected',
+    source: `sharding: { group: Raven_Shards }\n${WATCHERS}${SINKS}`,
+    path: 'sharding.group',
+    message: /a DNS label of at most 46 characters/,
+  },
+  {
+    name: 'sharding timings that leave no room for renewal are rejected',
+    source: `sharding: { leaseDurationSeconds: 6, renewDeadlineSeconds: 4, retryPeriodSeconds: 4 }\n${WATCHERS}${SINKS}`,
+    path: 'sharding.retryPeriodSeconds',
+    message: /must be well below renewDeadlineSeconds \(4\)/,
+  },
+  {
     name: 'a backoff that starts above its maximum is rejected',
     source: `${WATCHERS}sinks: [{ name: o, type: stdout, delivery: { initialBackoffMs: 5000, maxBackoffMs: 1000 } }]\n`,
     path: 'sinks[0].delivery.initialBackoffMs',

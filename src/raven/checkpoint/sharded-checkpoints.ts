@@ -1,0 +1,198 @@
+/**
+ * A sharded replica's view of the shared checkpoint. The hash space is cut into parts
+ * (`sharding.buckets`); what sinks confirmed is kept per part, as if each part of a watcher were
+ * a watcher of its own (`<watcher>#<part>`): its entries, its tombstones, its confirmed
+ * resourceVersion. A replica reads and writes only the parts it owns, so replicas never write the
+ * same rows, and a part handed to another replica carries everything its last owner confirmed.
+ *
+ * To the daemon it is one store, as for a single replica:
+ * - a change is recorded in its object's part (the hash of its uid or namespace);
+ * - the confirmed resourceVersion a watcher reaches is recorded for each part it owns (never
+ *   lowering a part's: every change up to the higher one was confirmed too);
+ * - the watcher resumes from the lowest confirmed resourceVersion of its parts (parts handed over
+ *   by a replica that died are behind the others), and a replayed change at or below its own
+ *   part's confirmed resourceVersion is one every sink has: {@link ShardedCheckpoints.replayFloor}.
+ */
+import type { KubeObject } from '../../client/kube-object.js';
+import type { ObjectKey } from '../../client/object-key.js';
+import { bucketOf } from '../../watch/shard/assign-hash-space.js';
+import { fnv1a64 } from '../../watch/shard/fnv1a64.js';
+import type { ShardField } from '../../watch/shard/shard.js';
+import type { ChangeEvent } from '../change-event.js';
+import { compareResourceVersions } from '../resource-version.js';
+import {
+  compareKeys,
+  type CheckpointEntry,
+  type CheckpointStore,
+  type CheckpointTombstone,
+  type ConfirmedState,
+  type ConfirmedVersion,
+} from './checkpoint-store.js';
+
+export interface ShardParts {
+  field: ShardField;
+  /** How many parts the hash space is cut into. */
+  buckets: number;
+  /** The parts this replica owns (indexes of `splitHashSpace(buckets)`). */
+  owned: readonly number[];
+}
+
+/**
+ * The checkpoint name of one part of a watcher. Watcher names never hold `#`, so these never
+ * meet a watcher's own name.
+ *
+ * @example
+ * partName('pods', 17); // => 'pods#17'
+ */
+export function partName(watcher: string, part: number): string {
+  return `${watcher}#${part}`;
+}
+
+export class ShardedCheckpoints implements CheckpointStore {
+  readonly #store: CheckpointStore;
+  readonly #field: ShardField;
+  readonly #buckets: number;
+  readonly #owned: readonly number[];
+  /** watcher -> part -> the part's confirmed resourceVersion (as stored, then as recorded). */
+  readonly #floors = new Map<string, Map<number, ConfirmedVersion>>();
+
+  constructor(store: CheckpointStore, parts: ShardParts) {
+    this.#store = store;
+    this.#field = parts.field;
+    this.#buckets = parts.buckets;
+    this.#owned = [...new Set(parts.owned)].sort((a, b) => a - b);
+  }
+
+  /** The part an object with this uid and namespace is in. */
+  partOf(uid: string | undefined, namespace: string | undefined): number {
+    return bucketOf(fnv1a64((this.#field === 'uid' ? uid : namespace) ?? ''), this.#buckets);
+  }
+
+  /**
+   * The resourceVersion up to which `sink` confirmed every change of `event`'s part: a replayed
+   * change at or below it is one it has. Undefined when the part has none for that sink.
+   */
+  replayFloor(event: ChangeEvent, sink: string): string | undefined {
+    const floor = this.#floorsOf(event.watcher).get(this.partOf(event.uid, event.namespace));
+    return floor?.sinks.includes(sink) === true ? floor.resourceVersion : undefined;
+  }
+
+  recordDelivered(event: ChangeEvent, sink: string): void {
+    this.#store.recordDelivered({ ...event, watcher: this.#partOfEvent(event) }, sink);
+  }
+
+  recordBaseline(watcher: string, sink: string, objects: Iterable<KubeObject>): void {
+    const byPart = new Map<number, KubeObject[]>(this.#owned.map((part) => [part, []]));
+    for (const object of objects)
+      byPart.get(this.partOf(object.metadata?.uid, object.metadata?.namespace))?.push(object);
+    for (const [part, inPart] of byPart) this.#store.recordBaseline(partName(watcher, part), sink, inPart);
+  }
+
+  entries(watcher: string, sink: string): CheckpointEntry[] {
+    const all = this.#owned.flatMap((part) => [...this.#store.entries(partName(watcher, part), sink)]);
+    return all.sort((a, b) => compareKeys(a.key, b.key));
+  }
+
+  tombstones(watcher: string, sink: string): CheckpointTombstone[] {
+    return this.#owned.flatMap((part) => [...this.#store.tombstones(partName(watcher, part), sink)]);
+  }
+
+  /**
+   * The newest of what `sink` confirmed for `key` in the parts owned: one name may be in two
+   * parts when an object was deleted and made again (a new uid).
+   */
+  confirmed(watcher: string, sink: string, key: ObjectKey): ConfirmedState | undefined {
+    let newest: ConfirmedState | undefined;
+    for (const part of this.#owned) {
+      const state = this.#store.confirmed(partName(watcher, part), sink, key);
+      if (state === undefined) continue;
+      if (
+        newest === undefined ||
+        compareResourceVersions(state.resourceVersion, newest.resourceVersion) === 1
+      )
+        newest = state;
+    }
+    return newest;
+  }
+
+  hasCheckpoint(watcher: string, sink: string): boolean {
+    return this.#owned.some((part) => this.#store.hasCheckpoint(partName(watcher, part), sink));
+  }
+
+  recordConfirmedVersion(watcher: string, confirmed: ConfirmedVersion): void {
+    const floors = this.#floorsOf(watcher);
+    for (const part of this.#owned) {
+      // A part already confirmed further for the same sinks keeps its resourceVersion.
+      const floor = floors.get(part);
+      if (
+        floor !== undefined &&
+        sameSinks(floor.sinks, confirmed.sinks) &&
+        compareResourceVersions(confirmed.resourceVersion, floor.resourceVersion) !== 1
+      )
+        continue;
+      floors.set(part, confirmed);
+      this.#store.recordConfirmedVersion(partName(watcher, part), confirmed);
+    }
+  }
+
+  /**
+   * Where the watcher's parts can resume together: the lowest of their confirmed
+   * resourceVersions. Undefined when a part has none; a scope no part agrees on is returned as
+   * `''`, which matches no watcher's scope (so the watcher lists).
+   */
+  confirmedVersion(watcher: string): ConfirmedVersion | undefined {
+    let lowest: ConfirmedVersion | undefined;
+    let scope: string | undefined;
+    let sinks: readonly string[] | undefined;
+    for (const part of this.#owned) {
+      const confirmed = this.#store.confirmedVersion(partName(watcher, part));
+      if (confirmed === undefined) return undefined;
+      scope = scope === undefined || scope === confirmed.scope ? confirmed.scope : '';
+      sinks = sinks === undefined ? confirmed.sinks : sinks.filter((sink) => confirmed.sinks.includes(sink));
+      const order = compareResourceVersions(confirmed.resourceVersion, lowest?.resourceVersion);
+      if (order === undefined && lowest !== undefined) return undefined;
+      if (lowest === undefined || order === -1) lowest = confirmed;
+    }
+    if (lowest === undefined || scope === undefined || sinks === undefined) return undefined;
+    return { ...lowest, scope, sinks };
+  }
+
+  /**
+   * The parts' resume points are dropped; what they say of the sinks they were recorded for
+   * still holds, so the replay floors stay (read first, if not yet).
+   */
+  forgetConfirmedVersion(watcher: string): void {
+    this.#floorsOf(watcher);
+    for (const part of this.#owned) this.#store.forgetConfirmedVersion(partName(watcher, part));
+  }
+
+  flush(): Promise<void> {
+    return this.#store.flush();
+  }
+
+  close(): Promise<void> {
+    return this.#store.close();
+  }
+
+  #partOfEvent(event: ChangeEvent): string {
+    return partName(event.watcher, this.partOf(event.uid, event.namespace));
+  }
+
+  /** The confirmed resourceVersion of each part owned, read from the store at first use. */
+  #floorsOf(watcher: string): Map<number, ConfirmedVersion> {
+    let floors = this.#floors.get(watcher);
+    if (floors === undefined) {
+      floors = new Map();
+      for (const part of this.#owned) {
+        const confirmed = this.#store.confirmedVersion(partName(watcher, part));
+        if (confirmed !== undefined) floors.set(part, confirmed);
+      }
+      this.#floors.set(watcher, floors);
+    }
+    return floors;
+  }
+}
+
+function sameSinks(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((sink) => b.includes(sink));
+}

@@ -413,7 +413,7 @@ export class Daemon {
           await stopCurrent();
           if (parts.length > 0 && !stopped()) {
             log.info(
-              { members, parts: parts.length, buckets: sh.buckets },
+              { members, parts, buckets: sh.buckets },
               'watching this replica’s parts of the hash space',
             );
             const stop = new AbortController();

@@ -1,7 +1,9 @@
 /**
  * The least-privilege RBAC for a raven.yaml: a ClusterRole with get, list and watch on exactly the
  * resources its watchers watch, and, with leader election, a Role for its Lease (create; get and
- * update on that one name). Resource names are resolved by discovery against the cluster of the
+ * update on that one name), or, sharded, a Role for the group's Leases (create, get, list,
+ * update, delete: each member's Lease name is made from its identity, and members delete the
+ * Leases of members long gone). Resource names are resolved by discovery against the cluster of the
  * current kubeconfig, as `raven run` would (`deploy`, `deployments`, `apps/v1/deployments` are all
  * `deployments` in group `apps`), so a short name or a CRD's plural gives the right rule.
  *
@@ -34,6 +36,7 @@ export interface RbacInputs {
   /** Each watcher's `resource`, as written. */
   resources: string[];
   leaderElection: { enabled: boolean; namespace: string; name: string } | undefined;
+  sharding: { namespace: string } | undefined;
 }
 
 /** Read the parts of a raven.yaml that RBAC depends on (defaults as in docs/configuration.md). */
@@ -41,7 +44,9 @@ export function rbacInputs(text: string): RbacInputs {
   const config = parse(text) as {
     watchers?: { resource?: unknown }[];
     leaderElection?: { enabled?: unknown; namespace?: unknown; name?: unknown };
+    sharding?: { enabled?: unknown; namespace?: unknown };
   } | null;
+  const sharding = config?.sharding;
   const resources = (config?.watchers ?? []).map((w) => String(w.resource));
   const le = config?.leaderElection;
   return {
@@ -53,6 +58,10 @@ export function rbacInputs(text: string): RbacInputs {
             namespace: typeof le.namespace === 'string' ? le.namespace : 'raven',
             name: typeof le.name === 'string' ? le.name : 'raven',
           }
+        : undefined,
+    sharding:
+      sharding?.enabled === true
+        ? { namespace: typeof sharding.namespace === 'string' ? sharding.namespace : 'raven' }
         : undefined,
   };
 }
@@ -82,6 +91,20 @@ export function leaseRules(leaseName: string): PolicyRule[] {
   ];
 }
 
+/**
+ * A sharded replica's needs: the Leases of its group, whose names it knows only once they exist
+ * (each member's is named after a hash of its identity), so the rules cannot name them.
+ */
+export function leaseGroupRules(): PolicyRule[] {
+  return [
+    {
+      apiGroups: ['coordination.k8s.io'],
+      resources: ['leases'],
+      verbs: ['create', 'get', 'list', 'update', 'delete'],
+    },
+  ];
+}
+
 /** The manifests for a config: the ClusterRole and, with leader election, the Role. */
 export async function rbacFromConfig(
   text: string,
@@ -106,6 +129,14 @@ export async function rbacFromConfig(
       kind: 'Role',
       metadata: { name: `${name}-leader-election`, namespace: inputs.leaderElection.namespace, labels },
       rules: leaseRules(inputs.leaderElection.name),
+    });
+  }
+  if (inputs.sharding !== undefined) {
+    out.push({
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: `${name}-sharding`, namespace: inputs.sharding.namespace, labels },
+      rules: leaseGroupRules(),
     });
   }
   return out;

@@ -179,6 +179,7 @@ interface PdbShape {
 interface RavenYaml {
   checkpoint: { type: string; url?: string; path?: string };
   leaderElection: { enabled: boolean; namespace: string; name: string };
+  sharding?: { enabled: boolean; namespace: string; group: string; field: string; buckets: number };
   server: { address: string; port: number };
 }
 
@@ -304,6 +305,44 @@ test('the chart with 3 replicas and PostgreSQL: Lease RBAC, PodDisruptionBudget,
   assert.equal(await allowed(plane, sa, { verb: 'list', group: '', resource: 'secrets' }), false);
 });
 
+test('the chart with 3 sharded replicas: the sharding config, the group Lease RBAC, applied to the apiserver', async (t) => {
+  const plane = await sharedCluster();
+  const ns = await freshNamespace(plane);
+  t.after(() => deleteNamespace(plane, ns));
+  const dir = await scratch(t);
+  const objects = await rendered(dir, { ...postgresValues, sharding: { enabled: true, buckets: 64 } }, ns);
+  const config = parse(ravenYaml(objects)) as RavenYaml;
+  assert.equal(config.leaderElection.enabled, false, 'sharded replicas are not leader-elected');
+  assert.deepEqual(config.sharding, {
+    enabled: true,
+    namespace: ns,
+    group: 'raven',
+    field: 'uid',
+    buckets: 64,
+    leaseDurationSeconds: 15,
+    renewDeadlineSeconds: 10,
+    retryPeriodSeconds: 2,
+  });
+  await ravenCheck(dir, ravenYaml(objects));
+  assert.deepEqual(
+    byKind(objects, 'Role').map((r) => r.metadata.name),
+    ['raven-sharding'],
+    'no leader-election Role',
+  );
+  await apply(t, plane, objects);
+  const deployment = await readBack<DeploymentShape>(plane, byKind(objects, 'Deployment')[0]);
+  assert.equal(deployment.spec.replicas, 3);
+  assert.ok(byKind(objects, 'PodDisruptionBudget')[0], 'a disruption budget for the replicas');
+  // What a member of the group does with Leases (controller/lease-group.ts), as the authorizer sees it.
+  const sa = { namespace: ns, name: deployment.spec.template.spec.serviceAccountName };
+  const lease = { group: 'coordination.k8s.io', resource: 'leases', namespace: ns };
+  for (const verb of ['create', 'list'])
+    assert.equal(await allowed(plane, sa, { ...lease, verb }), true, verb);
+  for (const verb of ['get', 'update', 'delete'])
+    assert.equal(await allowed(plane, sa, { ...lease, verb, name: 'raven-0123456789abcdef' }), true, verb);
+  assert.equal(await allowed(plane, sa, { ...lease, verb: 'list', namespace: 'kube-system' }), false);
+});
+
 test('the chart refuses values that cannot work, naming the value and what would be valid', async (t) => {
   const dir = await scratch(t);
   const cases: [string, object, RegExp][] = [
@@ -326,6 +365,16 @@ test('the chart refuses values that cannot work, naming the value and what would
       'several replicas without leader election',
       { ...postgresValues, leaderElection: { enabled: false } },
       /leaderElection\.enabled: false with replicaCount 3 would run 3 active daemons/,
+    ],
+    [
+      'sharding on SQLite',
+      { sharding: { enabled: true } },
+      /sharding\.enabled: the replicas share their checkpoint; use checkpoint\.type: postgres/,
+    ],
+    [
+      'sharding and leader election',
+      { ...postgresValues, sharding: { enabled: true }, leaderElection: { enabled: true } },
+      /leaderElection\.enabled: true with sharding\.enabled: choose one/,
     ],
     [
       'an unknown checkpoint type',

@@ -26,7 +26,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{/* "true" when leader election is on: as set, else when replicaCount > 1. */}}
 {{- define "raven.leaderElection" -}}
 {{- if kindIs "invalid" .Values.leaderElection.enabled -}}
-{{- gt (int .Values.replicaCount) 1 -}}
+{{- and (gt (int .Values.replicaCount) 1) (not .Values.sharding.enabled) -}}
 {{- else -}}
 {{- .Values.leaderElection.enabled -}}
 {{- end -}}
@@ -42,7 +42,13 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- if and (gt $replicas 1) (eq $type "sqlite") -}}
 {{- fail (printf "checkpoint.type: sqlite is a file on one pod's volume and works with replicaCount 1 only (got replicaCount %d); use checkpoint.type: postgres with checkpoint.postgres.existingSecret for several replicas" $replicas) -}}
 {{- end -}}
-{{- if and (gt $replicas 1) (eq (include "raven.leaderElection" .) "false") -}}
+{{- if and .Values.sharding.enabled (eq $type "sqlite") -}}
+{{- fail "sharding.enabled: the replicas share their checkpoint; use checkpoint.type: postgres with checkpoint.postgres.existingSecret" -}}
+{{- end -}}
+{{- if and .Values.sharding.enabled (eq (include "raven.leaderElection" .) "true") -}}
+{{- fail "leaderElection.enabled: true with sharding.enabled: choose one (sharded replicas each own a part of the objects; leader election makes one replica do everything)" -}}
+{{- end -}}
+{{- if and (gt $replicas 1) (eq (include "raven.leaderElection" .) "false") (not .Values.sharding.enabled) -}}
 {{- fail (printf "leaderElection.enabled: false with replicaCount %d would run %d active daemons delivering every change %d times; leave it unset (on above 1 replica) or set replicaCount: 1" $replicas $replicas $replicas) -}}
 {{- end -}}
 {{- if eq $type "postgres" -}}
@@ -59,7 +65,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- if ge (float64 .Values.shutdown.drainTimeoutSeconds) (float64 .Values.terminationGracePeriodSeconds) -}}
 {{- fail (printf "shutdown.drainTimeoutSeconds (%v) must be less than terminationGracePeriodSeconds (%v), or SIGKILL ends the drain" .Values.shutdown.drainTimeoutSeconds .Values.terminationGracePeriodSeconds) -}}
 {{- end -}}
-{{- range $key := list "server" "checkpoint" "leaderElection" "shutdown" -}}
+{{- range $key := list "server" "checkpoint" "leaderElection" "sharding" "shutdown" -}}
 {{- if hasKey $.Values.config $key -}}
 {{- fail (printf "config.%s: the chart writes this part of raven.yaml; set the chart's values instead (see the chart's README.md)" $key) -}}
 {{- end -}}
@@ -78,6 +84,10 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end -}}
 {{- $le := .Values.leaderElection -}}
 {{- $_ := set $config "leaderElection" (dict "enabled" (eq (include "raven.leaderElection" .) "true") "namespace" .Release.Namespace "name" (include "raven.fullname" .) "leaseDurationSeconds" $le.leaseDurationSeconds "renewDeadlineSeconds" $le.renewDeadlineSeconds "retryPeriodSeconds" $le.retryPeriodSeconds) -}}
+{{- if .Values.sharding.enabled -}}
+{{- $sh := .Values.sharding -}}
+{{- $_ := set $config "sharding" (dict "enabled" true "namespace" .Release.Namespace "group" (include "raven.fullname" .) "field" $sh.field "buckets" (int $sh.buckets) "leaseDurationSeconds" $sh.leaseDurationSeconds "renewDeadlineSeconds" $sh.renewDeadlineSeconds "retryPeriodSeconds" $sh.retryPeriodSeconds) -}}
+{{- end -}}
 {{- $_ := set $config "shutdown" (dict "drainTimeoutSeconds" .Values.shutdown.drainTimeoutSeconds) -}}
 {{- toYaml $config -}}
 {{- end -}}

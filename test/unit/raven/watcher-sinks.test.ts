@@ -7,7 +7,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KubeObject } from '../../../src/client/kube-object.js';
 import type { ChangeEvent, ChangeType } from '../../../src/raven/change-event.js';
+import type { CheckpointStore } from '../../../src/raven/checkpoint/checkpoint-store.js';
 import { MemoryCheckpointStore } from '../../../src/raven/checkpoint/memory-checkpoint-store.js';
+import { partName, ShardedCheckpoints } from '../../../src/raven/checkpoint/sharded-checkpoints.js';
+import { watchScope } from '../../../src/raven/resume-point.js';
 import { parseRavenConfig } from '../../../src/raven/config/index.js';
 import type { RavenConfig } from '../../../src/raven/config/raven-config-schema.js';
 import { SinkDelivery } from '../../../src/raven/delivery/sink-delivery.js';
@@ -23,6 +26,7 @@ import type { Logger } from '../../../src/util/logger.js';
 import { ScriptedSink } from './delivery/scripted-sink.js';
 
 const CMS = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap' };
+const SHARDING = { field: 'uid' as const, buckets: 4 };
 
 function cm(name: string, rv: string, v = rv, uid = `uid-${name}`): KubeObject {
   return {
@@ -67,9 +71,9 @@ class Run {
   readonly watcherSinks: WatcherSinks;
 
   constructor(
-    readonly checkpoints: MemoryCheckpointStore,
+    readonly checkpoints: CheckpointStore,
     sinks: string,
-    options: { manual?: string[]; maxBacklog?: number; initial?: 'added' } = {},
+    options: { manual?: string[]; maxBacklog?: number; initial?: 'added'; sharded?: ShardedCheckpoints } = {},
   ) {
     this.config = parseRavenConfig(
       `
@@ -112,6 +116,12 @@ ${sinks}
         clock: this.clock,
         diffIgnore: [],
         gapNotices: new Set(this.config.sinks.filter((s) => s.gapNotices).map((s) => s.name)),
+        ...(options.sharded === undefined
+          ? {}
+          : {
+              sharding: SHARDING,
+              replayFloor: (event: ChangeEvent, sink: string) => options.sharded?.replayFloor(event, sink),
+            }),
       },
       watched,
     );
@@ -422,4 +432,41 @@ test('a sink routed again after a while is compared with the resume point, told 
   assert.deepEqual(await run.metric('gaps'), ['cms,b,no-resume-point=1']);
   assert.equal(checkpoints.confirmedVersion('cms')?.resourceVersion, '12');
   assert.deepEqual(checkpoints.confirmedVersion('cms')?.sinks, ['a', 'b']);
+});
+
+test('sharded: replayed changes a part had confirmed are skipped, those of a part behind are delivered', async () => {
+  const store = new MemoryCheckpointStore();
+  const sharded = new ShardedCheckpoints(store, { ...SHARDING, owned: [0, 1] });
+  const uids = Array.from({ length: 200 }, (_, i) => `uid-${i}-x`);
+  const [p, r] = uids.filter((uid) => sharded.partOf(uid, 'shop') === 0);
+  const s = uids.find((uid) => sharded.partOf(uid, 'shop') === 1);
+  assert.ok(p !== undefined && r !== undefined && s !== undefined);
+  // Part 0's owner confirmed everything up to 20: r was made at 14 and deleted at 16, and its
+  // tombstone went when the confirmed resourceVersion passed it. Part 1's owner died at 12.
+  const probe = new Run(new MemoryCheckpointStore(), '  - { name: a, type: stdout }');
+  const scope = watchScope(probe.config.watchers[0] as RavenConfig['watchers'][number], CMS, SHARDING);
+  const record = (part: number, object: KubeObject): void =>
+    store.recordDelivered(
+      toChangeEvent(
+        { watcher: partName('cms', part), resource: CMS, time: '' },
+        { type: 'added', object, previous: undefined, origin: 'live', tombstone: false },
+      ),
+      'a',
+    );
+  record(0, cm('p', '18', '18', p));
+  record(1, cm('s', '10', '10', s));
+  store.recordConfirmedVersion(partName('cms', 0), { resourceVersion: '20', scope, sinks: ['a'], at: 0 });
+  store.recordConfirmedVersion(partName('cms', 1), { resourceVersion: '12', scope, sinks: ['a'], at: 0 });
+
+  const run = new Run(sharded, '  - { name: a, type: stdout }', { sharded });
+  assert.equal(run.resume()?.resourceVersion, '12', 'the parts resume together from the lowest');
+  run.change('added', cm('r', '14', '14', r));
+  run.change('modified', cm('s', '15', '15', s));
+  run.change('deleted', cm('r', '16', '16', r));
+  run.change('modified', cm('p', '18', '18', p));
+  run.change('modified', cm('p', '21', '21', p));
+  await run.settle();
+  assert.deepEqual(run.seen('a'), ['modified s@15', 'modified p@21']);
+  assert.equal(store.confirmedVersion(partName('cms', 1))?.resourceVersion, '21');
+  assert.equal(store.confirmedVersion(partName('cms', 0))?.resourceVersion, '21');
 });

@@ -380,7 +380,12 @@ export class Daemon {
         poke();
       },
     });
-    const membership = group.run(leaving.signal);
+    const failed: { error?: Error } = {};
+    const membership = group.run(leaving.signal).catch((error: unknown) => {
+      failed.error = error instanceof Error ? error : new Error(String(error));
+      poke();
+    });
+    const groupFailure = (): Error | undefined => failed.error;
     let current:
       { parts: readonly number[]; stop: AbortController; done: Promise<void>; ended: boolean } | undefined;
     const stopCurrent = async (): Promise<void> => {
@@ -398,6 +403,8 @@ export class Daemon {
     };
     try {
       while (!signal.aborted) {
+        const failure = groupFailure();
+        if (failure !== undefined) throw failure;
         if (current?.ended === true) {
           // Its checkpoint was fenced (a part was taken; the members are about to change) or it
           // failed (rethrown here): start again on the parts as they are then.
@@ -433,7 +440,7 @@ export class Daemon {
           } else if (members !== undefined)
             log.info({ members }, 'no part of the hash space is this replica’s: watching nothing');
         }
-        if (version === seen && !stopped() && current?.ended !== true)
+        if (version === seen && !stopped() && current?.ended !== true && groupFailure() === undefined)
           await new Promise<void>((resolve) => {
             wake = resolve;
           });

@@ -193,9 +193,7 @@ export class Daemon {
           namespace: le.namespace,
           name: le.name,
           identity: le.identity,
-          leaseDurationMs: le.leaseDurationSeconds * 1000,
-          renewDeadlineMs: le.renewDeadlineSeconds * 1000,
-          retryPeriodMs: le.retryPeriodSeconds * 1000,
+          ...leaseTimingsMs(le),
           clock: this.#clock,
           logger: this.#log,
           onStartedLeading: async (leading, term) => {
@@ -367,9 +365,7 @@ export class Daemon {
       namespace: sh.namespace,
       group: sh.group,
       identity: sh.identity,
-      leaseDurationMs: sh.leaseDurationSeconds * 1000,
-      renewDeadlineMs: sh.renewDeadlineSeconds * 1000,
-      retryPeriodMs: sh.retryPeriodSeconds * 1000,
+      ...leaseTimingsMs(sh),
       clock: this.#clock,
       logger: log,
       ...(this.#options.random === undefined ? {} : { random: this.#options.random }),
@@ -768,6 +764,19 @@ export class Daemon {
 /** The default leader-election identity: host name and process id. */
 export function defaultIdentity(): string {
   return `${hostname()}-${process.pid}`;
+}
+
+/** A config's Lease timings, in seconds, as the elector and the lease group take them. */
+function leaseTimingsMs(c: {
+  leaseDurationSeconds: number;
+  renewDeadlineSeconds: number;
+  retryPeriodSeconds: number;
+}): { leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number } {
+  return {
+    leaseDurationMs: c.leaseDurationSeconds * 1000,
+    renewDeadlineMs: c.renewDeadlineSeconds * 1000,
+    retryPeriodMs: c.retryPeriodSeconds * 1000,
+  };
 }
 
 /** Whether two sorted lists of parts are the same. */

@@ -21,7 +21,9 @@ import type { ReceivedRequest } from '../harness/http-receiver.js';
 import { PostgresServer } from '../harness/postgres-server.js';
 import {
   daemonFixture,
+  eventIdOf,
   ok,
+  processedOnce,
   rvCompare,
   startRaven,
   until,
@@ -167,15 +169,8 @@ sinks:
 
     const want = new Set(made.map(key));
     // The receiver deduplicates on the event id: it processes the first copy of each id.
-    const idOf = (r: ReceivedRequest): string => String(r.headers['x-raven-event-id']);
-    const processed = (): ReceivedRequest[] => {
-      const seen = new Set<string>();
-      return hook.requests.filter((r) => {
-        if (seen.has(idOf(r))) return false;
-        seen.add(idOf(r));
-        return true;
-      });
-    };
+    const idOf = eventIdOf;
+    const processed = (): ReceivedRequest[] => processedOnce(hook.requests);
     const missing = (): string[] => {
       const got = new Set(processed().map((r) => key(r.json as DeliveredEvent)));
       return [...want].filter((k) => !got.has(k));

@@ -12,7 +12,7 @@ import { join, resolve } from 'node:path';
 import type { TestContext } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { ControlPlane } from '../harness/control-plane.js';
-import { HttpReceiver } from '../harness/http-receiver.js';
+import { HttpReceiver, type ReceivedRequest } from '../harness/http-receiver.js';
 import { deleteNamespace, freshNamespace, sharedCluster } from '../harness/test-cluster.js';
 
 const root = resolve(import.meta.dirname, '..', '..');
@@ -255,4 +255,20 @@ export async function daemonFixture(
   const hook = await HttpReceiver.start();
   t.after(() => hook.close());
   return { plane, ns, dir, hook };
+}
+
+/** The event id a webhook delivery carries (the same on every copy of one change). */
+export function eventIdOf(request: ReceivedRequest): string {
+  return String(request.headers['x-raven-event-id']);
+}
+
+/** What a receiver that deduplicates on the event id processes: the first copy of each id. */
+export function processedOnce(requests: readonly ReceivedRequest[]): ReceivedRequest[] {
+  const seen = new Set<string>();
+  return requests.filter((r) => {
+    const id = eventIdOf(r);
+    if (seen.has(id)) return false;
+    seen.add(id);
+    return true;
+  });
 }

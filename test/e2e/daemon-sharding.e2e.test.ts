@@ -25,7 +25,9 @@ import { HttpReceiver, type ReceivedRequest } from '../harness/http-receiver.js'
 import { PostgresServer } from '../harness/postgres-server.js';
 import { deleteNamespace, freshNamespace, privateCluster, sharedCluster } from '../harness/test-cluster.js';
 import {
+  eventIdOf,
   ok,
+  processedOnce,
   startRaven,
   tempDir,
   until,
@@ -204,17 +206,10 @@ sinks:
   await settled(['r0', 'r2', 'r3']);
   await churn();
 
-  const idOf = (r: ReceivedRequest): string => String(r.headers['x-raven-event-id']);
+  const idOf = eventIdOf;
   const keyOf = (e: DeliveredEvent): string =>
     `${e.uid ?? ''}@${e.type === 'deleted' ? 'deleted' : (e.resourceVersion ?? '')}`;
-  const processed = (): ReceivedRequest[] => {
-    const seen = new Set<string>();
-    return hook.requests.filter((r) => {
-      if (seen.has(idOf(r))) return false;
-      seen.add(idOf(r));
-      return true;
-    });
-  };
+  const processed = (): ReceivedRequest[] => processedOnce(hook.requests);
   const missing = (): string[] => {
     const got = new Set(processed().map((r) => keyOf(r.json as DeliveredEvent)));
     return [...want].filter((k) => !got.has(k));

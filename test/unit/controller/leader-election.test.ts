@@ -2,46 +2,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Lease } from 'kubernetes-types/coordination/v1.js';
 import { LeaderElector, microTime, type LeaseClient } from '../../../src/controller/leader-election.js';
-import { apiErrorFromResponse } from '../../../src/errors/api-error.js';
-import { TransportError } from '../../../src/errors/raven-error.js';
 import { FakeClock } from '../../../src/testing/fake-clock.js';
+import { LeaseCollection } from './lease-collection.js';
 
-/** One in-memory Lease with optimistic concurrency, reachable per candidate unless cut off. */
-class LeaseServer {
-  lease: Lease | undefined;
-  #rv = 0;
-  readonly unreachable = new Set<string>();
-
-  clientFor(identity: string): LeaseClient {
-    return {
-      request: async <T>(options: { method: string; path: string; body?: unknown }): Promise<T> => {
-        await Promise.resolve();
-        if (this.unreachable.has(identity)) throw new TransportError('connect ECONNREFUSED');
-        const status = (code: number, reason: string) =>
-          apiErrorFromResponse(code, JSON.stringify({ kind: 'Status', code, reason, message: reason }));
-        switch (options.method) {
-          case 'GET':
-            if (this.lease === undefined) throw status(404, 'NotFound');
-            return structuredClone(this.lease) as T;
-          case 'POST':
-            if (this.lease !== undefined) throw status(409, 'AlreadyExists');
-            this.lease = {
-              ...(options.body as Lease),
-              metadata: { ...(options.body as Lease).metadata, resourceVersion: String(++this.#rv) },
-            };
-            return structuredClone(this.lease) as T;
-          case 'PUT': {
-            const body = options.body as Lease;
-            if (body.metadata?.resourceVersion !== this.lease?.metadata?.resourceVersion)
-              throw status(409, 'Conflict');
-            this.lease = { ...body, metadata: { ...body.metadata, resourceVersion: String(++this.#rv) } };
-            return structuredClone(this.lease) as T;
-          }
-          default:
-            throw new Error(`unexpected ${options.method}`);
-        }
-      },
-    };
+/** The collection, seen as the one Lease the candidates contend for. */
+class LeaseServer extends LeaseCollection {
+  get lease(): Lease | undefined {
+    return this.leases.get('lock');
   }
 }
 

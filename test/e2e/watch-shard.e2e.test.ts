@@ -54,6 +54,27 @@ const owned = (shard: Shard, items: Item[]): string[] =>
     .map((item) => item.metadata.name)
     .sort();
 
+/**
+ * List `shard` of `path` with the selector; the server must echo it and return the test's objects
+ * whose hash is in the shard (`all` being every one of them). Returns their names.
+ */
+async function listShard(
+  plane: ControlPlane,
+  path: string,
+  shard: Shard,
+  all: Item[],
+  what: string,
+): Promise<string[]> {
+  const answer = await list(plane, path, shardSelector(shard));
+  assert.equal(answer.metadata.shardInfo?.selector, shardSelector(shard), 'the selector is echoed');
+  const names = answer.items
+    .map((i) => i.metadata.name)
+    .filter((n) => n.startsWith('cm-'))
+    .sort();
+  assert.deepEqual(names, owned(shard, all), what);
+  return names;
+}
+
 /** Run a sharded watcher until synced; its objects' names and how it filtered. */
 async function watchShard(
   plane: ControlPlane,
@@ -94,13 +115,7 @@ test('the apiserver selects by the same FNV-1a hash, for uid and namespace, and 
   const seen = new Set<string>();
   for (const range of splitHashSpace(4)) {
     const shard: Shard = { field: 'uid', range };
-    const answer = await list(plane, path, shardSelector(shard));
-    assert.equal(answer.metadata.shardInfo?.selector, shardSelector(shard), 'the selector is echoed');
-    const names = answer.items
-      .map((i) => i.metadata.name)
-      .filter((n) => n.startsWith('cm-'))
-      .sort();
-    assert.deepEqual(names, owned(shard, all), `the apiserver's shard ${shardSelector(shard)}`);
+    const names = await listShard(plane, path, shard, all, `the apiserver's shard ${shardSelector(shard)}`);
     for (const name of names) seen.add(name);
   }
   assert.equal(seen.size, OBJECTS, 'the four shards cover every object once');
@@ -110,13 +125,7 @@ test('the apiserver selects by the same FNV-1a hash, for uid and namespace, and 
   for (const [member, ranges] of assignHashSpace(['raven-0', 'raven-1', 'raven-2'])) {
     const shard: Shard = { field: 'uid', range: ranges };
     assert.ok(ranges.length > 1, `${member} owns several ranges`);
-    const answer = await list(plane, path, shardSelector(shard));
-    assert.equal(answer.metadata.shardInfo?.selector, shardSelector(shard), 'the selector is echoed');
-    const names = answer.items
-      .map((i) => i.metadata.name)
-      .filter((n) => n.startsWith('cm-'))
-      .sort();
-    assert.deepEqual(names, owned(shard, all), `the apiserver's share of ${member}`);
+    const names = await listShard(plane, path, shard, all, `the apiserver's share of ${member}`);
     for (const name of names) {
       assert.ok(!seen.has(name), `${name} in one share only`);
       seen.add(name);

@@ -41,6 +41,8 @@ export class MemoryCheckpointStore implements CheckpointStore {
   readonly #checkpoints = new Map<string, Map<ObjectKey, string>>();
   /** pair id -> object key -> confirmed deletion */
   readonly #tombstones = new Map<string, Map<ObjectKey, CheckpointTombstone>>();
+  /** watcher -> its sinks' tombstones: a confirmed resourceVersion visits only its own watcher's. */
+  readonly #tombstonesByWatcher = new Map<string, Map<ObjectKey, CheckpointTombstone>[]>();
   readonly #versions = new Map<string, ConfirmedVersion>();
   #closed = false;
 
@@ -109,8 +111,7 @@ export class MemoryCheckpointStore implements CheckpointStore {
   recordConfirmedVersion(watcher: string, confirmed: ConfirmedVersion): void {
     this.#assertOpen();
     this.#versions.set(watcher, confirmed);
-    for (const [id, tombstones] of this.#tombstones) {
-      if ((JSON.parse(id) as string[])[0] !== watcher) continue;
+    for (const tombstones of this.#tombstonesByWatcher.get(watcher) ?? []) {
       for (const [key, tombstone] of tombstones)
         if (tombstoneExpired(tombstone, confirmed.resourceVersion)) tombstones.delete(key);
     }
@@ -175,6 +176,9 @@ export class MemoryCheckpointStore implements CheckpointStore {
     if (tombstones === undefined) {
       tombstones = new Map();
       this.#tombstones.set(id, tombstones);
+      const ofWatcher = this.#tombstonesByWatcher.get(watcher);
+      if (ofWatcher === undefined) this.#tombstonesByWatcher.set(watcher, [tombstones]);
+      else ofWatcher.push(tombstones);
     }
     return tombstones;
   }

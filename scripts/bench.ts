@@ -24,6 +24,7 @@ import { runRecoverySuite } from '../bench/recovery/suite.js';
 import { runSinksSuite } from '../bench/sinks/suite.js';
 import { runCborSuite } from '../bench/cbor/suite.js';
 import { runDaemonSuite } from '../bench/daemon/suite.js';
+import { runShardingSuite } from '../bench/sharding/suite.js';
 import { machineLine } from '../bench/lib/report.js';
 
 const log = (line: string): void => {
@@ -197,6 +198,23 @@ const suites: Record<
           machine: machineLine(c.nodeVersion).replace(/; @kubernetes.*$/, ''),
           changes: Number(c.values.changes ?? '20000'),
           objects: Number(c.values.changes ?? '20000') / 10,
+          runs: Number(c.values.runs ?? 3),
+          log,
+          ...(c.only === undefined ? {} : { only: c.only }),
+        })
+      ).markdown,
+  },
+  sharding: {
+    runs: 3,
+    inProcess: true,
+    run: async (c) =>
+      (
+        await runShardingSuite({
+          node: c.node,
+          nodeVersion: c.nodeVersion,
+          raven: ravenSource(),
+          objects: Number(c.values.objects ?? '2000'),
+          changes: Number(c.values.changes ?? '10000'),
           runs: Number(c.values.runs ?? 3),
           log,
           ...(c.only === undefined ? {} : { only: c.only }),

@@ -1,0 +1,267 @@
+/**
+ * What the sharding benchmark measured, as Markdown: one table per way of filtering, a row per
+ * replica count. Per-replica figures are medians over the replicas of a run (the busiest one is
+ * shown beside), then medians over the rounds; ratios are taken within a round, against the
+ * single replica that filtered the same way in that round.
+ */
+import { fixed, ratio, table } from '../lib/report.js';
+import { failureLines, loadSummary, median, ratioSpread, type Rounds } from '../lib/rounds.js';
+
+export type Filtering = 'server' | 'client';
+
+/** One replica over the churn window. */
+export interface ReplicaMeasure {
+  identity: string;
+  cpuMs: number;
+  readBytes: number;
+  /** At the end of the window. */
+  heapBytes: number;
+  /** Over the replica's whole life. */
+  peakRssBytes: number;
+  /** Changes its sink wrote. */
+  changes: number;
+}
+
+export interface RunResult {
+  ms: number;
+  replicas: ReplicaMeasure[];
+}
+
+export interface ReportContext {
+  machine: string;
+  raven: string;
+  objects: number;
+  meanObjectBytes: number;
+  changes: number;
+  runs: number;
+  replicaCounts: readonly number[];
+  modes: readonly Filtering[];
+}
+
+/** The reference: one replica with sharding off, on the same checkpoint and churn. */
+export const UNSHARDED = 'unsharded';
+
+export const configName = (filtering: Filtering, replicas: number): string => `${filtering}-${replicas}`;
+
+const MiB = 2 ** 20;
+const of = (r: RunResult, pick: (m: ReplicaMeasure) => number): number[] => r.replicas.map(pick);
+const cpuS = (r: RunResult): number => median(of(r, (m) => m.cpuMs)) / 1000;
+const cpuMaxS = (r: RunResult): number => Math.max(...of(r, (m) => m.cpuMs)) / 1000;
+const readMiB = (r: RunResult): number => median(of(r, (m) => m.readBytes)) / MiB;
+
+/** `f` of the runs of `names` in each round where all of them succeeded. */
+function perRound<R>(rounds: Rounds<R>, names: readonly string[], f: (runs: R[]) => number): number[] {
+  const columns = names.map((name) => rounds.runs.get(name) ?? []);
+  const out: number[] = [];
+  const count = Math.min(...columns.map((c) => c.length));
+  for (let i = 0; i < count; i++) {
+    const runs = columns.map((c) => c[i]);
+    if (runs.every((r): r is R => r !== undefined)) out.push(f(runs));
+  }
+  return out;
+}
+
+const ok = (rounds: Rounds<RunResult>, name: string): RunResult[] =>
+  (rounds.runs.get(name) ?? []).filter((r): r is RunResult => r !== undefined);
+
+const med = (rounds: Rounds<RunResult>, name: string, pick: (r: RunResult) => number): number =>
+  median(ok(rounds, name).map(pick));
+
+/** `0.12 s (0.08–0.15 s)`: the median and range, the unit after each. */
+function spreadOf(xs: readonly number[], digits: number, unit = ''): string {
+  if (xs.length === 0) return 'n/a';
+  const f = (n: number): string => n.toFixed(digits);
+  return `${f(median(xs))}${unit} (${f(Math.min(...xs))}–${f(Math.max(...xs))}${unit})`;
+}
+
+/** The cells every table shares, after its own. */
+function common(rounds: Rounds<RunResult>, name: string, single: string): string[] {
+  const runs = ok(rounds, name);
+  const failed = rounds.failures.get(name)?.length ?? 0;
+  return [
+    ratioSpread(
+      perRound(rounds, [name, single], ([a, b]) => readMiB(a as RunResult) / readMiB(b as RunResult)),
+    ),
+    fixed(med(rounds, name, readMiB), 1),
+    fixed(
+      med(rounds, name, (r) => median(of(r, (m) => m.heapBytes)) / MiB),
+      1,
+    ),
+    fixed(
+      med(rounds, name, (r) => median(of(r, (m) => m.peakRssBytes)) / MiB),
+      0,
+    ),
+    runs.length === 0
+      ? 'n/a'
+      : `${fixed(med(rounds, name, (r) => Math.min(...of(r, (m) => m.changes))))}–${fixed(
+          med(rounds, name, (r) => Math.max(...of(r, (m) => m.changes))),
+        )}`,
+    fixed(
+      med(rounds, name, (r) => r.ms / 1000),
+      0,
+    ),
+    failed === 0 ? String(runs.length) : `${runs.length} (${failed} failed)`,
+  ];
+}
+
+const COMMON_HEADER = [
+  'read ÷ single',
+  'read MiB per replica',
+  'heap MiB',
+  'peak RSS MiB',
+  'changes per replica',
+  'churn s',
+  'runs',
+];
+
+const cpuCell = (rounds: Rounds<RunResult>, name: string): string =>
+  ok(rounds, name).length === 0
+    ? 'n/a'
+    : `${fixed(med(rounds, name, cpuS), 2)} (max ${fixed(med(rounds, name, cpuMaxS), 2)})`;
+
+const cpuRatios = (rounds: Rounds<RunResult>, name: string, single: string): number[] =>
+  perRound(rounds, [name, single], ([a, b]) => cpuS(a as RunResult) / cpuS(b as RunResult));
+
+const unshardedCell = (rounds: Rounds<RunResult>, name: string): string =>
+  ratioSpread(cpuRatios(rounds, name, UNSHARDED));
+
+const verdict = (measured: number, goal: number): string =>
+  !Number.isFinite(measured) || !Number.isFinite(goal) ? 'n/a' : measured <= goal ? 'met' : 'not met';
+
+function serverTable(rounds: Rounds<RunResult>, counts: readonly number[]): string {
+  const single = configName('server', 1);
+  const rows = counts.map((n) => {
+    const name = configName('server', n);
+    const ratios = cpuRatios(rounds, name, single);
+    const goal = 1.2 / n;
+    return [
+      String(n),
+      cpuCell(rounds, name),
+      ratioSpread(ratios),
+      n === 1 ? '—' : `≤ ${ratio(goal)}`,
+      n === 1 ? '' : verdict(median(ratios), goal),
+      unshardedCell(rounds, name),
+      ...common(rounds, name, single),
+    ];
+  });
+  return table(
+    [
+      'replicas',
+      'CPU s per replica (max)',
+      'CPU ÷ single',
+      'goal: 1.2/N',
+      '',
+      'CPU ÷ unsharded',
+      ...COMMON_HEADER,
+    ],
+    rows,
+  );
+}
+
+/**
+ * The pre-parse filter's cost at N replicas: a client-side replica's CPU minus a server-side
+ * replica's at the same N, in seconds and as a share of the server-side single replica's CPU.
+ */
+function filterCost(rounds: Rounds<RunResult>, n: number): { seconds: number[]; share: number[] } {
+  const names = [configName('client', n), configName('server', n), configName('server', 1)];
+  return {
+    seconds: perRound(rounds, names, ([c, s]) => cpuS(c as RunResult) - cpuS(s as RunResult)),
+    share: perRound(
+      rounds,
+      names,
+      ([c, s, one]) => (cpuS(c as RunResult) - cpuS(s as RunResult)) / cpuS(one as RunResult),
+    ),
+  };
+}
+
+function clientTable(rounds: Rounds<RunResult>, counts: readonly number[]): string {
+  const single = configName('client', 1);
+  const rows = counts.map((n) => {
+    const name = configName('client', n);
+    const ratios = cpuRatios(rounds, name, single);
+    const filter = filterCost(rounds, n);
+    const goal = 1 / n + median(filter.share);
+    return [
+      String(n),
+      cpuCell(rounds, name),
+      ratioSpread(ratios),
+      spreadOf(filter.seconds, 2),
+      spreadOf(
+        filter.share.map((x) => x * 100),
+        0,
+        '%',
+      ),
+      n === 1 ? '—' : Number.isFinite(goal) ? `≤ ${ratio(goal)}` : 'n/a',
+      n === 1 ? '' : verdict(median(ratios), goal),
+      unshardedCell(rounds, name),
+      ...common(rounds, name, single),
+    ];
+  });
+  return table(
+    [
+      'replicas',
+      'CPU s per replica (max)',
+      'CPU ÷ single',
+      'filter: CPU s',
+      'filter ÷ server-side single',
+      'goal: 1/N + filter',
+      '',
+      'CPU ÷ unsharded',
+      ...COMMON_HEADER,
+    ],
+    rows,
+  );
+}
+
+export function shardingMarkdown(rounds: Rounds<RunResult>, c: ReportContext): string {
+  const counts = c.replicaCounts.join(', ');
+  const sections: string[] = [
+    '# Sharded replicas: the cost of each replica over the same churn',
+    '',
+    `Measured ${c.machine}. ${loadSummary(rounds.load)}. Raven: ${c.raven}.`,
+    '',
+    `${c.objects} ConfigMaps (${fixed(c.meanObjectBytes / 1024, 1)} KiB each as JSON, on average, managedFields included) in one namespace; then ${c.changes} merge patches of them (16 in flight, round-robin over the objects, each a real change), made once every replica has logged its parts of the hash space with all N members, has synced, and has gone quiet. N = ${counts} \`raven run\` replicas from dist/, with \`sharding.enabled\` (128 buckets by uid, lease timings 6/4/1 s), a PostgreSQL checkpoint (a fresh schema each run) and one stdout sink (JSON lines, counted by the suite). **Server-side**: a control plane with the \`ShardedListAndWatch\` gate on; each replica's watch carries its shard selector and the apiserver sends it the objects of its parts only. **Client-side**: a control plane with the gate off; every replica receives every change and drops the others' by the FNV-1a hash of the uid before parsing.`,
+    '',
+    `Measured per replica over the churn window only, from just before the first patch until the sinks together had written every change (each run checks they wrote exactly ${c.changes} lines): CPU (user + system, \`/proc/<pid>/stat\`) and bytes read (\`rchar\` of \`/proc/<pid>/io\`: every read the process made, the apiserver's TLS stream, PostgreSQL's answers and anything else). Heap: \`raven_nodejs_heap_size_used_bytes\` from the replica's /metrics at the end of the window; peak RSS: VmHWM over the replica's whole life, its initial list included. A cell is the median over a run's replicas (the busiest one's CPU in brackets), then the median over ${c.runs} interleaved rounds; ratios are taken within a round against the single replica that filtered the same way, median (range over the rounds). "churn s" is the window's length.`,
+  ];
+  const reference = ok(rounds, UNSHARDED);
+  sections.push(
+    '',
+    reference.length === 0
+      ? 'The unsharded reference (one replica with `sharding` off) did not complete a run.'
+      : `**The unsharded reference**: one replica with \`sharding\` off, the same checkpoint, sink and churn: CPU ${spreadOf(
+          reference.map(cpuS),
+          2,
+          ' s',
+        )}, read ${fixed(med(rounds, UNSHARDED, readMiB), 1)} MiB, heap ${fixed(
+          med(rounds, UNSHARDED, (r) => median(of(r, (m) => m.heapBytes)) / MiB),
+          1,
+        )} MiB, peak RSS ${fixed(
+          med(rounds, UNSHARDED, (r) => median(of(r, (m) => m.peakRssBytes)) / MiB),
+          0,
+        )} MiB, churn ${fixed(
+          med(rounds, UNSHARDED, (r) => r.ms / 1000),
+          0,
+        )} s (${reference.length} runs). "CPU ÷ unsharded" compares each sharded replica with it, per round.`,
+  );
+  if (c.modes.includes('server'))
+    sections.push(
+      '',
+      '## Server-side filtering (the apiserver applies the shard selector)',
+      '',
+      'Goal: per-replica CPU ≤ 1/N × 1.2 of the single replica’s.',
+      '',
+      serverTable(rounds, c.replicaCounts),
+    );
+  if (c.modes.includes('client'))
+    sections.push(
+      '',
+      '## Client-side filtering (the gate off; each replica filters by hash before parsing)',
+      '',
+      'Goal: per-replica CPU ≤ 1/N of the single replica’s plus the pre-parse filter’s cost. The filter’s cost at N replicas is taken as the client-side replica’s CPU minus the server-side replica’s at the same N (the same work, less the events it had to look at and drop), in seconds and as a share of the server-side single replica’s CPU; at N = 1 every event passes the filter, so there it is the cost of hashing every uid. Taken this way, the goal compares the client-side scaling with 1/N plus that share.',
+      '',
+      clientTable(rounds, c.replicaCounts),
+    );
+  sections.push(...failureLines(rounds));
+  return `${sections.join('\n')}\n`;
+}

@@ -745,10 +745,14 @@ export class Daemon {
         return result;
       }),
     );
+    // The deadline's timer goes once the handlers stopped: left running it would keep the process
+    // alive for the whole drain timeout after everything else had ended.
+    const deadline = new AbortController();
     await Promise.race([
       Promise.all([...handlers.values()].map((h) => h.stop())),
-      sleep(this.#clock, deadlineMs),
+      sleep(this.#clock, deadlineMs, deadline.signal).catch(() => undefined),
     ]);
+    deadline.abort();
     try {
       await checkpoints.close();
     } catch (error) {

@@ -107,3 +107,17 @@ test('a second signal exits at once, without waiting for the drain', async (t) =
     'it did not wait for the drain',
   );
 });
+
+test('a drain that ends early ends the process: nothing waits out the drain deadline', async (t) => {
+  // A drain deadline of an hour; the receiver answers at once, so the drain takes moments. The
+  // process must exit when it has (a timer left for the deadline kept it alive for the hour).
+  const { raven } = await setup(t, { drainTimeoutSeconds: 3600 });
+  raven.kill('SIGTERM');
+  await raven.waitForLog('stopped');
+  // Generous: long past the milliseconds an exit takes, far short of the drain deadline.
+  await until('the exit after a finished drain', () => raven.exitedYet(), {
+    timeoutMs: 120_000,
+    show: () => raven.stderr(),
+  });
+  assert.deepEqual(await raven.exited, { code: 0, signal: null }, raven.stderr());
+});

@@ -18,6 +18,7 @@ import type { ObjectKey } from '../../client/object-key.js';
 import { bucketOf } from '../../watch/shard/assign-hash-space.js';
 import { fnv1a64 } from '../../watch/shard/fnv1a64.js';
 import type { ShardField } from '../../watch/shard/shard.js';
+import { systemClock, type Clock } from '../../util/clock.js';
 import type { ChangeEvent } from '../change-event.js';
 import { compareResourceVersions } from '../resource-version.js';
 import {
@@ -35,7 +36,12 @@ export interface ShardParts {
   buckets: number;
   /** The parts this replica owns (indexes of `splitHashSpace(buckets)`). */
   owned: readonly number[];
+  /** For the pacing of resume-point writes; default the system clock. */
+  clock?: Clock;
 }
+
+/** How often a watcher's parts' resume points are handed to the store at most. */
+export const RESUME_WRITE_MS = 1000;
 
 /**
  * The checkpoint name of one part of a watcher. Watcher names never hold `#`, so these never
@@ -55,12 +61,18 @@ export class ShardedCheckpoints implements CheckpointStore {
   readonly #owned: readonly number[];
   /** watcher -> part -> the part's confirmed resourceVersion (as stored, then as recorded). */
   readonly #floors = new Map<string, Map<number, ConfirmedVersion>>();
+  /** `watcher\0part` of the parts whose resume point moved since it was last handed to the store. */
+  readonly #unwritten = new Set<string>();
+  /** watcher -> when its parts' resume points were last handed to the store. */
+  readonly #writtenAt = new Map<string, number>();
+  readonly #clock: Clock;
 
   constructor(store: CheckpointStore, parts: ShardParts) {
     this.#store = store;
     this.#field = parts.field;
     this.#buckets = parts.buckets;
     this.#owned = [...new Set(parts.owned)].sort((a, b) => a - b);
+    this.#clock = parts.clock ?? systemClock;
   }
 
   /** The part an object with this uid and namespace is in. */
@@ -131,7 +143,26 @@ export class ShardedCheckpoints implements CheckpointStore {
       )
         continue;
       floors.set(part, confirmed);
-      this.#store.recordConfirmedVersion(partName(watcher, part), confirmed);
+      this.#unwritten.add(`${watcher}\u0000${part}`);
+    }
+    // Written at most once a RESUME_WRITE_MS: one row per part owned (up to `buckets`) in every
+    // checkpoint write would cost more than the changes it confirms. A resume point written late
+    // is an older one, which only means a longer replay after a crash.
+    const now = this.#clock.now();
+    if (now - (this.#writtenAt.get(watcher) ?? -Infinity) >= RESUME_WRITE_MS) {
+      this.#writtenAt.set(watcher, now);
+      this.#writeResumePoints(watcher);
+    }
+  }
+
+  /** The parts' resume points recorded since the last write, handed to the store. */
+  #writeResumePoints(only?: string): void {
+    for (const id of this.#unwritten) {
+      const [watcher = '', part = ''] = id.split('\u0000');
+      if (only !== undefined && watcher !== only) continue;
+      const floor = this.#floors.get(watcher)?.get(Number(part));
+      if (floor !== undefined) this.#store.recordConfirmedVersion(partName(watcher, Number(part)), floor);
+      this.#unwritten.delete(id);
     }
   }
 
@@ -163,14 +194,18 @@ export class ShardedCheckpoints implements CheckpointStore {
    */
   forgetConfirmedVersion(watcher: string): void {
     this.#floorsOf(watcher);
+    // A resume point not yet written must not be written after this.
+    for (const id of this.#unwritten) if (id.startsWith(`${watcher}\u0000`)) this.#unwritten.delete(id);
     for (const part of this.#owned) this.#store.forgetConfirmedVersion(partName(watcher, part));
   }
 
   flush(): Promise<void> {
+    this.#writeResumePoints();
     return this.#store.flush();
   }
 
   close(): Promise<void> {
+    this.#writeResumePoints();
     return this.#store.close();
   }
 

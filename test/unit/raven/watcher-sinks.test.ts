@@ -467,6 +467,7 @@ test('sharded: replayed changes a part had confirmed are skipped, those of a par
   run.change('modified', cm('p', '21', '21', p));
   await run.settle();
   assert.deepEqual(run.seen('a'), ['modified s@15', 'modified p@21']);
+  await sharded.flush();
   assert.equal(store.confirmedVersion(partName('cms', 1))?.resourceVersion, '21');
   assert.equal(store.confirmedVersion(partName('cms', 0))?.resourceVersion, '21');
 });

@@ -6,7 +6,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MemoryCheckpointStore } from '../../../../src/raven/checkpoint/memory-checkpoint-store.js';
-import { partName, ShardedCheckpoints } from '../../../../src/raven/checkpoint/sharded-checkpoints.js';
+import {
+  partName,
+  RESUME_WRITE_MS,
+  ShardedCheckpoints,
+} from '../../../../src/raven/checkpoint/sharded-checkpoints.js';
+import { FakeClock } from '../../../../src/testing/fake-clock.js';
 import { makeObjectKey } from '../../../../src/client/object-key.js';
 import { changeEvent, pod } from './fixtures.js';
 
@@ -116,4 +121,34 @@ test('a name made again with a new uid in another part: the newest of what a sin
   assert.deepEqual(keysOf(all.tombstones('pods', 'audit')), ['d/a@6']);
   store.recordConfirmedVersion(partName('pods', all.partOf(first, undefined)), confirmed('7'));
   assert.deepEqual(all.tombstones('pods', 'audit'), []);
+});
+
+test('resume points reach the store at most once a second, and all of them at a flush', async () => {
+  const store = new MemoryCheckpointStore();
+  const clock = new FakeClock();
+  const sharded = new ShardedCheckpoints(store, {
+    field: 'namespace',
+    buckets: BUCKETS,
+    owned: [0, 1],
+    clock,
+  });
+  const stored = (): (string | undefined)[] =>
+    [0, 1].map((part) => store.confirmedVersion(partName('pods', part))?.resourceVersion);
+  sharded.recordConfirmedVersion('pods', confirmed('10'));
+  assert.deepEqual(stored(), ['10', '10'], 'the first at once');
+  sharded.recordConfirmedVersion('pods', confirmed('11'));
+  sharded.recordConfirmedVersion('pods', confirmed('12'));
+  assert.deepEqual(stored(), ['10', '10'], 'then held');
+  assert.equal(sharded.confirmedVersion('pods')?.resourceVersion, '10', 'what the store says');
+  assert.equal(sharded.replayFloor(changeEvent('added', pod(n0, 'a')), 'audit'), '12', 'known at once');
+  await clock.tick(RESUME_WRITE_MS);
+  sharded.recordConfirmedVersion('pods', confirmed('13'));
+  assert.deepEqual(stored(), ['13', '13'], 'a second later');
+  sharded.recordConfirmedVersion('pods', confirmed('14'));
+  await sharded.flush();
+  assert.deepEqual(stored(), ['14', '14'], 'a flush writes what was held');
+  sharded.recordConfirmedVersion('pods', confirmed('15'));
+  sharded.forgetConfirmedVersion('pods');
+  await sharded.flush();
+  assert.deepEqual(stored(), [undefined, undefined], 'a forgotten one is not written later');
 });

@@ -11,12 +11,13 @@
  * another commit, run in the same rounds, for a before-and-after comparison.
  */
 import { spawn } from 'node:child_process';
-import { open, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { open, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runChild, type ChildOutcome } from '../lib/child.js';
 import { kubeconfigFor } from '../decode/suite.js';
+import { processCpuMs } from '../lib/proc.js';
 import { ravenDist } from '../lib/raven.js';
 import { fixed, table } from '../lib/report.js';
 import { loadSummary, median, ratioSpread, roundRatios, runRounds, spread, values } from '../lib/rounds.js';
@@ -45,16 +46,6 @@ interface Contestant {
 }
 
 const RAW = 'raw JSON.parse';
-/** Linux reports process CPU in clock ticks; 100 per second on every current kernel build. */
-const TICK_MS = 10;
-
-async function processCpuMs(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  // Fields after the command name (which may hold spaces) start at field 3; utime is 14, stime 15.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
-}
-
 /** Count the lines of a growing file, reading only what was appended since the last call. */
 function lineCounter(path: string): () => Promise<number> {
   let offset = 0;

@@ -14,6 +14,7 @@ import { readFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { processCpuMs, processReadBytes } from '../lib/proc.js';
 import { ravenDist } from '../lib/raven.js';
 
 /** One line of the daemon's log (pino JSON): `msg` and whatever fields it carried. */
@@ -35,8 +36,6 @@ export const MESSAGE = {
   serving: 'serving /healthz, /readyz and /metrics',
 } as const;
 
-/** Linux reports process CPU in clock ticks; 100 per second on every current kernel build. */
-const TICK_MS = 10;
 /** How long a replica may take to leave its group and exit after SIGTERM: a safety net. */
 const STOP_MS = 15_000;
 
@@ -136,17 +135,8 @@ export class Replica {
 
   /** CPU time and bytes read so far, from /proc. */
   async usage(): Promise<Usage> {
-    const [stat, io] = await Promise.all([
-      readFile(`/proc/${this.#pid}/stat`, 'utf8'),
-      readFile(`/proc/${this.#pid}/io`, 'utf8'),
-    ]);
-    // Fields after the command name (which may hold spaces) start at field 3; utime is 14, stime 15.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const rchar = /^rchar:\s+(\d+)$/m.exec(io)?.[1];
-    return {
-      cpuMs: (Number(fields[11]) + Number(fields[12])) * TICK_MS,
-      readBytes: Number(rchar),
-    };
+    const [cpuMs, readBytes] = await Promise.all([processCpuMs(this.#pid), processReadBytes(this.#pid)]);
+    return { cpuMs, readBytes };
   }
 
   /** The peak resident set size of the whole process so far (VmHWM), in bytes. */
@@ -166,17 +156,15 @@ export class Replica {
   }
 
   /**
-   * SIGTERM: it stops watching, drains, writes its checkpoint and leaves its group, then logs
-   * `stopped`. The process itself lingers about ten seconds after that line, so it is killed once
-   * the line is there (or after the safety net).
+   * SIGTERM: it stops watching, drains, writes its checkpoint, leaves its group and exits; one
+   * that has not exited by the safety net is killed.
    */
   async stop(): Promise<void> {
     if (this.#done) return;
     this.#child.kill('SIGTERM');
     const deadline = performance.now() + STOP_MS;
-    while (!this.exitedYet && performance.now() < deadline && !this.logs.some((l) => l.msg === 'stopped'))
-      await delay(50);
-    this.#child.kill('SIGKILL');
+    while (!this.exitedYet && performance.now() < deadline) await delay(50);
+    if (!this.exitedYet) this.#child.kill('SIGKILL');
     await this.exited;
   }
 }

@@ -23,6 +23,7 @@ import { toObjectKey, type ObjectKey } from '../../client/object-key.js';
 import { systemClock, type Clock, type TimerHandle } from '../../util/clock.js';
 import { silentLogger, type Logger } from '../../util/logger.js';
 import type { ChangeEvent } from '../change-event.js';
+import { RavenError } from '../../errors/raven-error.js';
 import { CheckpointError } from './checkpoint-error.js';
 import {
   entryFromEvent,
@@ -163,8 +164,8 @@ export class PostgresCheckpointStore implements CheckpointStore {
     pool.on('error', () => undefined);
     const names = typeof options.fence === 'string' ? [options.fence] : [...(options.fence ?? ['default'])];
     if (names.length === 0 || (names.length > 1 && options.epoch !== undefined))
-      throw new CheckpointError(
-        'ERR_CHECKPOINT_UNREADABLE',
+      throw new RavenError(
+        'ERR_INVALID_ARGUMENT',
         names.length === 0
           ? 'fence: expected a fence name or a non-empty list of them, got []'
           : 'fence: several fences take the next epoch of each; omit epoch',

@@ -65,6 +65,8 @@ export class ShardedCheckpoints implements CheckpointStore {
   readonly #unwritten = new Set<string>();
   /** watcher -> when its parts' resume points were last handed to the store. */
   readonly #writtenAt = new Map<string, number>();
+  /** watcher -> the highest resume point of its parts. */
+  readonly #highest = new Map<string, string>();
   readonly #clock: Clock;
 
   constructor(store: CheckpointStore, parts: ShardParts) {
@@ -85,7 +87,12 @@ export class ShardedCheckpoints implements CheckpointStore {
    * change at or below it is one it has. Undefined when the part has none for that sink.
    */
   replayFloor(event: ChangeEvent, sink: string): string | undefined {
-    const floor = this.#floorsOf(event.watcher).get(this.partOf(event.uid, event.namespace));
+    const floors = this.#floorsOf(event.watcher);
+    // A change above every part's resume point (every live one) needs no hash of its uid.
+    const highest = this.#highest.get(event.watcher);
+    if (highest === undefined || compareResourceVersions(event.resourceVersion, highest) === 1)
+      return undefined;
+    const floor = floors.get(this.partOf(event.uid, event.namespace));
     return floor?.sinks.includes(sink) === true ? floor.resourceVersion : undefined;
   }
 
@@ -143,6 +150,7 @@ export class ShardedCheckpoints implements CheckpointStore {
       )
         continue;
       floors.set(part, confirmed);
+      this.#raiseHighest(watcher, confirmed.resourceVersion);
       this.#unwritten.add(`${watcher}\u0000${part}`);
     }
     // Written at most once a RESUME_WRITE_MS: one row per part owned (up to `buckets`) in every
@@ -209,6 +217,12 @@ export class ShardedCheckpoints implements CheckpointStore {
     return this.#store.close();
   }
 
+  #raiseHighest(watcher: string, resourceVersion: string): void {
+    const highest = this.#highest.get(watcher);
+    if (highest === undefined || compareResourceVersions(resourceVersion, highest) === 1)
+      this.#highest.set(watcher, resourceVersion);
+  }
+
   #partOfEvent(event: ChangeEvent): string {
     return partName(event.watcher, this.partOf(event.uid, event.namespace));
   }
@@ -220,7 +234,9 @@ export class ShardedCheckpoints implements CheckpointStore {
       floors = new Map();
       for (const part of this.#owned) {
         const confirmed = this.#store.confirmedVersion(partName(watcher, part));
-        if (confirmed !== undefined) floors.set(part, confirmed);
+        if (confirmed === undefined) continue;
+        floors.set(part, confirmed);
+        this.#raiseHighest(watcher, confirmed.resourceVersion);
       }
       this.#floors.set(watcher, floors);
     }

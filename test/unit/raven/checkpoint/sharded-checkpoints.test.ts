@@ -86,6 +86,11 @@ test('a replica resumes its parts from the lowest of their confirmed resourceVer
   assert.equal(taking.replayFloor(in0, 'audit'), '50');
   assert.equal(taking.replayFloor(in2, 'audit'), '30');
   assert.equal(taking.replayFloor(in0, 'webhook'), undefined, 'part 0 was confirmed for audit only');
+  assert.equal(
+    taking.replayFloor(changeEvent('modified', pod(n0, 'a', { rv: '51' })), 'audit'),
+    undefined,
+    'a change above every resume point is live',
+  );
   assert.equal(taking.replayFloor(changeEvent('added', pod(n3, 'd')), 'audit'), undefined, 'not owned');
   // The watermark, restarting from 30, never lowers a part that was further on.
   taking.recordConfirmedVersion('pods', confirmed('40'));

@@ -5,7 +5,7 @@
  * Opening takes the **fence**: it records this replica's epoch (with leader election, the Lease's
  * `leaseTransitions` when this replica acquired it) as the one allowed to write, and refuses to
  * open if a newer epoch holds it. Every flush is one transaction that first reads the fence
- * `FOR SHARE` and writes nothing unless this replica still holds it: a replica that lost its
+ * `FOR SHARE` and commits nothing unless this replica still holds it: a replica that lost its
  * lease and was replaced cannot record deliveries any more (`ERR_CHECKPOINT_FENCED`), even if it
  * does not know yet that it lost. A takeover waits for a flush in flight to commit, then reads
  * everything, so the new leader sees every write the old one made.
@@ -38,7 +38,7 @@ import {
 import { MemoryCheckpointStore } from './memory-checkpoint-store.js';
 import { PendingWrites } from './pending-writes.js';
 import { PG_SCHEMA_NAME, preparePostgresSchema, quoteSchema } from './postgres-schema.js';
-import { writePending } from './postgres-writes.js';
+import { expiredTombstones, sqlText, writeStatements, type TombstoneRow } from './postgres-writes.js';
 
 export interface PostgresCheckpointStoreOptions {
   /** `postgres://user:password@host:5432/db`; never shown in errors or logs. */
@@ -82,6 +82,13 @@ const RETRY_MS = 1000;
 interface Fence {
   name: string;
   epoch: number;
+  holder: string;
+}
+
+/** A row of the fence table, as PostgreSQL returns it. */
+interface FenceRow {
+  name: string;
+  epoch: string;
   holder: string;
 }
 
@@ -387,10 +394,17 @@ export class PostgresCheckpointStore implements CheckpointStore {
     let client: pg.PoolClient | undefined;
     try {
       client = await this.#pool.connect();
-      await client.query('BEGIN');
-      await this.#checkFence(client);
-      await writePending(client, quoteSchema(this.schema), batch);
-      await client.query('COMMIT');
+      const s = quoteSchema(this.schema);
+      const { writes, readsTombstones } = writeStatements(s, batch);
+      // One message: the fence rows (FOR SHARE, before anything is written), then every write.
+      const results = (await client.query(
+        ['BEGIN', this.#fenceRead(s), ...writes].join(';\n'),
+      )) as unknown as pg.QueryResult[];
+      this.#checkFence(results[1]?.rows as FenceRow[]);
+      const expired = readsTombstones
+        ? expiredTombstones(s, batch, results.at(-1)?.rows as TombstoneRow[])
+        : undefined;
+      await client.query(expired === undefined ? 'COMMIT' : `${expired};\nCOMMIT`);
       client.release();
       this.#failing = false;
     } catch (err) {
@@ -414,12 +428,14 @@ export class PostgresCheckpointStore implements CheckpointStore {
     }
   }
 
-  async #checkFence(client: pg.ClientBase): Promise<void> {
-    const { rows } = await client.query<{ name: string; epoch: string; holder: string }>(
-      `SELECT name, epoch, holder FROM ${quoteSchema(this.schema)}.fence WHERE name = ANY($1::text[])
-        ORDER BY name FOR SHARE`,
-      [this.fences.map((f) => f.name)],
-    );
+  /** The statement reading this writer's fence rows `FOR SHARE`; `s` is the quoted schema. */
+  #fenceRead(s: string): string {
+    const names = this.fences.map((f) => sqlText(f.name)).join(',');
+    return `SELECT name, epoch, holder FROM ${s}.fence WHERE name IN (${names}) ORDER BY name FOR SHARE`;
+  }
+
+  /** Throws `ERR_CHECKPOINT_FENCED` unless `rows` (the fence read) show every fence still ours. */
+  #checkFence(rows: readonly FenceRow[]): void {
     const held = new Map(rows.map((row) => [row.name, row]));
     for (const fence of this.fences) {
       const row = held.get(fence.name);

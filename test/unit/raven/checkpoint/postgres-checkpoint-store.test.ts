@@ -224,6 +224,34 @@ describe('PostgresCheckpointStore', () => {
     await store.close();
   });
 
+  test('values travel inlined in the SQL: quotes, backslashes and SQL in them come back as written', async () => {
+    const hostile = String.raw`it's \' a \\ back\slash'); DROP SCHEMA literals CASCADE; -- $$ $1 E'\x00'`;
+    const WATCHER = "watch'er\\";
+    const object = pod('d', 'a', { rv: '7' });
+    object.metadata = { ...object.metadata, annotations: { note: hostile, 'a"b': '\n\t"' } };
+    const store = await open('literals');
+    store.recordDelivered(changeEvent('added', object, WATCHER), `sink ${hostile}`);
+    store.recordDelivered(changeEvent('deleted', pod('d', 'old', { rv: '5' }), WATCHER), `sink ${hostile}`);
+    store.recordDelivered(changeEvent('deleted', pod('d', 'gone', { rv: '8' }), WATCHER), `sink ${hostile}`);
+    // Reaches the tombstone at 5 (dropped in the same write), not the one at 8.
+    store.recordConfirmedVersion(WATCHER, { resourceVersion: '7', scope: hostile, sinks: [hostile], at: 1 });
+    await store.close();
+    const again = await open('literals');
+    const [entry] = again.entries(WATCHER, `sink ${hostile}`);
+    assert.deepEqual(entry?.object, object);
+    assert.deepEqual(
+      again.tombstones(WATCHER, `sink ${hostile}`).map((t) => t.key),
+      [makeObjectKey('gone', 'd')],
+    );
+    assert.deepEqual(again.confirmedVersion(WATCHER), {
+      resourceVersion: '7',
+      scope: hostile,
+      sinks: [hostile],
+      at: 1,
+    });
+    await again.close();
+  });
+
   test('by default each delivery is written as soon as the write before it committed (group commit)', async () => {
     const clock = new FakeClock();
     const store = await open('burst', { clock });

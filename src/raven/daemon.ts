@@ -27,8 +27,6 @@ import type { KubeObject } from '../client/kube-object.js';
 import { stoppedStatus, type WatcherStatus } from '../watch/watcher-events.js';
 import type { ChangeEvent } from './change-event.js';
 import { LeaderElector } from '../controller/leader-election.js';
-import { LeaseGroup } from '../controller/lease-group.js';
-import { assignBuckets } from '../watch/shard/assign-hash-space.js';
 import { splitHashSpace, type Shard, type ShardRange } from '../watch/shard/shard.js';
 import { ShardedCheckpoints } from './checkpoint/sharded-checkpoints.js';
 import { errorKind, isRetryable } from '../errors/classify.js';
@@ -38,7 +36,8 @@ import { Backoff, type BackoffOptions } from '../util/backoff.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import type { CheckpointStore } from './checkpoint/checkpoint-store.js';
 import { openCheckpointStore } from './checkpoint/open-checkpoint-store.js';
-import type { RavenConfig } from './config/raven-config-schema.js';
+import { leaseTimingsMs, type RavenConfig } from './config/raven-config-schema.js';
+import { runShardedReplica } from './sharded-replica.js';
 import { SinkDelivery } from './delivery/sink-delivery.js';
 import { HandlerRunner, loadHandler, type HandlerContext } from './handlers/custom-handler.js';
 import { HealthServer, type MountedRoutes, type Readiness } from './health-server.js';
@@ -209,7 +208,25 @@ export class Daemon {
           onNewLeader: (identity) => this.#log.info({ leader: identity }, 'leader'),
         }).run(signal);
       } else if (config.sharding.enabled) {
-        await this.#runSharded(client, discovery, resources, signal);
+        this.#standby = true;
+        this.metrics.leader.set(0);
+        await runShardedReplica(
+          {
+            client,
+            config: config.sharding,
+            clock: this.#clock,
+            logger: this.#log,
+            ...(this.#options.random === undefined ? {} : { random: this.#options.random }),
+            work: (parts, stop) => this.#work(client, discovery, resources, stop, undefined, parts),
+            onMembers: (members) => this.metrics.shardMembers.set(members.length),
+            onParts: (parts) => {
+              this.#leading = parts.length > 0;
+              this.metrics.leader.set(parts.length > 0 ? 1 : 0);
+              this.metrics.shardParts.set(parts.length);
+            },
+          },
+          signal,
+        );
       } else {
         this.metrics.leader.set(1);
         this.#leading = true;
@@ -327,127 +344,6 @@ export class Daemon {
       if (status !== undefined) out.set(name, status);
     }
     return out;
-  }
-
-  /**
-   * Sharded: this replica is a member of a LeaseGroup, and does the work of the parts of the hash
-   * space `assignBuckets` gives it among the members; when its parts change, its work stops
-   * (deliveries drain, the checkpoint is written) and starts again on the new parts, resuming
-   * from what the parts' owners confirmed. The group is left only after the work has stopped,
-   * so nobody takes a part while this replica still delivers its changes.
-   */
-  async #runSharded(
-    client: KubeClient,
-    discovery: Discovery,
-    resources: Map<string, ResolvedResource>,
-    signal: AbortSignal,
-  ): Promise<void> {
-    const sh = this.#config.sharding;
-    const log = this.#log.child({ group: sh.group, identity: sh.identity });
-    this.#standby = true;
-    this.metrics.leader.set(0);
-    let members: readonly string[] | undefined;
-    /** Bumped at every change of the members: a change while the loop was busy is not missed. */
-    let seen = 0;
-    let version = 0;
-    let wake: (() => void) | undefined;
-    const poke = (): void => {
-      const w = wake;
-      wake = undefined;
-      w?.();
-    };
-    signal.addEventListener('abort', poke, { once: true });
-    // Read through a call: the signal may abort during any await of the loop.
-    const stopped = (): boolean => signal.aborted;
-    const leaving = new AbortController();
-    const group = new LeaseGroup({
-      client,
-      namespace: sh.namespace,
-      group: sh.group,
-      identity: sh.identity,
-      ...leaseTimingsMs(sh),
-      clock: this.#clock,
-      logger: log,
-      ...(this.#options.random === undefined ? {} : { random: this.#options.random }),
-      onChange: (now) => {
-        members = now;
-        version++;
-        this.metrics.shardMembers.set(now.length);
-        poke();
-      },
-    });
-    const failed: { error?: Error } = {};
-    const membership = group.run(leaving.signal).catch((error: unknown) => {
-      failed.error = error instanceof Error ? error : new Error(String(error));
-      poke();
-    });
-    const groupFailure = (): Error | undefined => failed.error;
-    let current:
-      { parts: readonly number[]; stop: AbortController; done: Promise<void>; ended: boolean } | undefined;
-    const stopCurrent = async (): Promise<void> => {
-      if (current === undefined) return;
-      const stopping = current;
-      current = undefined;
-      stopping.stop.abort(new Error('the parts of this replica changed'));
-      try {
-        await stopping.done;
-      } finally {
-        this.#leading = false;
-        this.metrics.leader.set(0);
-        this.metrics.shardParts.set(0);
-      }
-    };
-    try {
-      while (!signal.aborted) {
-        const failure = groupFailure();
-        if (failure !== undefined) throw failure;
-        if (current?.ended === true) {
-          // Its checkpoint was fenced (a part was taken; the members are about to change) or it
-          // failed (rethrown here): start again on the parts as they are then.
-          await stopCurrent();
-          log.warn({}, 'the work on this replica’s parts stopped; starting again');
-          await sleep(this.#clock, sh.retryPeriodSeconds * 1000, signal).catch(() => undefined);
-          continue;
-        }
-        seen = version;
-        const parts =
-          members === undefined ? [] : (assignBuckets(members, sh.buckets).get(sh.identity) ?? []);
-        if (current === undefined || !sameParts(current.parts, parts)) {
-          await stopCurrent();
-          if (parts.length > 0 && !stopped()) {
-            log.info(
-              { members, parts, buckets: sh.buckets },
-              'watching this replica’s parts of the hash space',
-            );
-            const stop = new AbortController();
-            this.#leading = true;
-            this.metrics.leader.set(1);
-            this.metrics.shardParts.set(parts.length);
-            const work = { parts, stop, ended: false, done: Promise.resolve() };
-            work.done = this.#work(client, discovery, resources, stop.signal, undefined, parts).finally(
-              () => {
-                work.ended = true;
-                poke();
-              },
-            );
-            // Its failure is taken when it is awaited (stopCurrent); until then it is not unhandled.
-            work.done.catch(() => undefined);
-            current = work;
-          } else if (members !== undefined)
-            log.info({ members }, 'no part of the hash space is this replica’s: watching nothing');
-        }
-        if (version === seen && !stopped() && current?.ended !== true && groupFailure() === undefined)
-          await new Promise<void>((resolve) => {
-            wake = resolve;
-          });
-      }
-    } finally {
-      signal.removeEventListener('abort', poke);
-      await stopCurrent().finally(() => {
-        leaving.abort();
-      });
-      await membership;
-    }
   }
 
   /** Everything that runs only while this replica is the active one (sharded: on `parts`). */
@@ -768,24 +664,6 @@ export class Daemon {
 /** The default leader-election identity: host name and process id. */
 export function defaultIdentity(): string {
   return `${hostname()}-${process.pid}`;
-}
-
-/** A config's Lease timings, in seconds, as the elector and the lease group take them. */
-function leaseTimingsMs(c: {
-  leaseDurationSeconds: number;
-  renewDeadlineSeconds: number;
-  retryPeriodSeconds: number;
-}): { leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number } {
-  return {
-    leaseDurationMs: c.leaseDurationSeconds * 1000,
-    renewDeadlineMs: c.renewDeadlineSeconds * 1000,
-    retryPeriodMs: c.retryPeriodSeconds * 1000,
-  };
-}
-
-/** Whether two sorted lists of parts are the same. */
-function sameParts(a: readonly number[], b: readonly number[]): boolean {
-  return a.length === b.length && a.every((part, i) => part === b[i]);
 }
 
 /** How the web view names a change. */

@@ -154,6 +154,19 @@ function checkLeaseTimings(
   }
 }
 
+/** A config's Lease timings, in seconds, as the elector and the lease group take them (ms). */
+export function leaseTimingsMs(c: {
+  leaseDurationSeconds: number;
+  renewDeadlineSeconds: number;
+  retryPeriodSeconds: number;
+}): { leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number } {
+  return {
+    leaseDurationMs: c.leaseDurationSeconds * 1000,
+    renewDeadlineMs: c.renewDeadlineSeconds * 1000,
+    retryPeriodMs: c.retryPeriodSeconds * 1000,
+  };
+}
+
 const leaseNamespace = expecting(z.string().max(63).regex(DNS_LABEL), 'a namespace name').default('raven');
 
 const leaderElectionSchema = strictObject({

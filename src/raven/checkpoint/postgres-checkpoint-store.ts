@@ -400,7 +400,7 @@ export class PostgresCheckpointStore implements CheckpointStore {
       const results = (await client.query(
         ['BEGIN', this.#fenceRead(s), ...writes].join(';\n'),
       )) as unknown as pg.QueryResult[];
-      this.#checkFence(results[1]?.rows as FenceRow[]);
+      await this.#checkFence(client, s, Number((results[1]?.rows[0] as { held: string } | undefined)?.held));
       const expired = readsTombstones
         ? expiredTombstones(s, batch, results.at(-1)?.rows as TombstoneRow[])
         : undefined;
@@ -428,20 +428,38 @@ export class PostgresCheckpointStore implements CheckpointStore {
     }
   }
 
-  /** The statement reading this writer's fence rows `FOR SHARE`; `s` is the quoted schema. */
+  /**
+   * The statement locking this writer's fence rows `FOR SHARE`, in name order, where they still
+   * hold its epoch and name it, and counting them: one number comes back, whatever the number of
+   * fences (a sharded replica has one per part it owns).
+   */
   #fenceRead(s: string): string {
     const names = this.fences.map((f) => sqlText(f.name)).join(',');
-    return `SELECT name, epoch, holder FROM ${s}.fence WHERE name IN (${names}) ORDER BY name FOR SHARE`;
+    const epochs = this.fences.map((f) => f.epoch).join(',');
+    return `SELECT count(*) AS held FROM (
+      SELECT 1 FROM ${s}.fence f JOIN unnest(ARRAY[${names}]::text[], ARRAY[${epochs}]::bigint[]) AS u(name, epoch)
+        ON f.name = u.name AND f.epoch = u.epoch
+       WHERE f.holder = ${sqlText(this.fence.holder)}
+       ORDER BY f.name FOR SHARE OF f) held`;
   }
 
-  /** Throws `ERR_CHECKPOINT_FENCED` unless `rows` (the fence read) show every fence still ours. */
-  #checkFence(rows: readonly FenceRow[]): void {
-    const held = new Map(rows.map((row) => [row.name, row]));
+  /**
+   * Throws `ERR_CHECKPOINT_FENCED`, naming a fence taken and who holds it now, unless `held` (from
+   * the fence read) counts every fence of this writer.
+   */
+  async #checkFence(client: pg.ClientBase, s: string, held: number): Promise<void> {
+    if (held === this.fences.length) return;
+    const { rows } = await client.query<FenceRow>(
+      `SELECT name, epoch, holder FROM ${s}.fence WHERE name = ANY($1::text[])`,
+      [this.fences.map((f) => f.name)],
+    );
+    const stored = new Map(rows.map((row) => [row.name, row]));
     for (const fence of this.fences) {
-      const row = held.get(fence.name);
+      const row = stored.get(fence.name);
       if (row === undefined || Number(row.epoch) !== fence.epoch || row.holder !== fence.holder)
         throw fencedError(this.path, fence, row);
     }
+    throw fencedError(this.path, this.fence, undefined);
   }
 
   #assertOpen(): void {

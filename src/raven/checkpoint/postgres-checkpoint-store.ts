@@ -12,7 +12,7 @@
  *
  * Reads are answered from memory: the whole checkpoint is read when the store opens (the replica
  * is then the only writer) and every write is applied to that copy at once. Writes are buffered
- * and written every `flushIntervalMs`, on `flush()` and on `close()`, like the SQLite store's;
+ * and written every `flushIntervalMs` (or by group commit), on `flush()` and on `close()`;
  * `recordBaseline` and `forgetConfirmedVersion` are sent at once. A failed flush keeps its
  * writes and is retried at the next interval; a fenced one is not retried.
  */
@@ -37,7 +37,7 @@ import {
 } from './checkpoint-store.js';
 import { MemoryCheckpointStore } from './memory-checkpoint-store.js';
 import { PendingWrites } from './pending-writes.js';
-import { PG_SCHEMA_NAME, preparePostgresSchema, quoteSchema } from './postgres-schema.js';
+import { PG_FLUSH_INTERVAL_MS, PG_SCHEMA_NAME, preparePostgresSchema, quoteSchema } from './postgres-schema.js';
 import { expiredTombstones, sqlText, writeStatements, type TombstoneRow } from './postgres-writes.js';
 
 export interface PostgresCheckpointStoreOptions {
@@ -63,8 +63,9 @@ export interface PostgresCheckpointStoreOptions {
   clock?: Clock;
   logger?: Logger;
   /**
-   * How long a delivery may wait before its checkpoint is written. Default 0: group commit, each
-   * write sent as soon as the one before it committed, carrying everything recorded meanwhile.
+   * How long a delivery may wait before its checkpoint is written; default
+   * {@link PG_FLUSH_INTERVAL_MS} (100 ms). 0: group commit, each write sent as soon as the one
+   * before it committed, carrying everything recorded meanwhile.
    */
   flushIntervalMs?: number;
   /** For connecting and for each statement. Default 10 000 ms. */
@@ -143,7 +144,7 @@ export class PostgresCheckpointStore implements CheckpointStore {
     this.#view = view;
     this.#clock = options.clock ?? systemClock;
     this.#logger = options.logger ?? silentLogger;
-    this.#flushIntervalMs = options.flushIntervalMs ?? 0;
+    this.#flushIntervalMs = options.flushIntervalMs ?? PG_FLUSH_INTERVAL_MS;
     this.#onFenced = options.onFenced;
   }
 

@@ -10,6 +10,7 @@ import { translatorSchema } from './translator-schema.js';
 import * as z from 'zod';
 import { eventsSchema, watcherSchema } from './watcher-schema.js';
 import { pgIdentifier, sinkSchema } from './sink-schema.js';
+import { PG_FLUSH_INTERVAL_MS } from '../checkpoint/postgres-schema.js';
 import { routeSchema, targets, type RouteConfig } from './route-schema.js';
 import {
   expecting,
@@ -40,7 +41,7 @@ const checkpointSchema = z.preprocess(
       /** The schema holding the checkpoint tables; one per Raven deployment. */
       schema: pgIdentifier.default('raven'),
       /** Longest a confirmed delivery waits before its checkpoint is written; 0: as soon as the write before it committed. */
-      flushIntervalMs: integer(0, 0, ' milliseconds'),
+      flushIntervalMs: integer(0, PG_FLUSH_INTERVAL_MS, ' milliseconds'),
       /** For connecting and for each statement. */
       timeoutSeconds: seconds(10),
     }),

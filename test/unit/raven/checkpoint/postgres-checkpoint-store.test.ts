@@ -252,9 +252,30 @@ describe('PostgresCheckpointStore', () => {
     await again.close();
   });
 
-  test('by default each delivery is written as soon as the write before it committed (group commit)', async () => {
+  test('by default deliveries wait up to 100 ms and are written together', async () => {
     const clock = new FakeClock();
-    const store = await open('burst', { clock });
+    const store = await open('linger', { clock });
+    const stored = async (): Promise<number> =>
+      Number(
+        (
+          await server?.query<{ n: string }>('SELECT count(*) AS n FROM linger.delivered', [], 'checkpoints')
+        )?.[0]?.n,
+      );
+    store.recordDelivered(changeEvent('added', pod('d', 'a', { rv: '1' })), 'audit');
+    await clock.tick(50);
+    store.recordDelivered(changeEvent('added', pod('d', 'b', { rv: '2' })), 'audit');
+    await store.idle();
+    assert.equal(await stored(), 0, 'nothing written before 100 ms');
+    await clock.tick(50);
+    await store.idle();
+    assert.equal(await stored(), 2, 'both written at 100 ms, in one write');
+    assert.equal(clock.pending, 0);
+    await store.close();
+  });
+
+  test('with flushIntervalMs 0 each delivery is written as soon as the write before it committed (group commit)', async () => {
+    const clock = new FakeClock();
+    const store = await open('burst', { clock, flushIntervalMs: 0 });
     const reader = async (): Promise<string[]> =>
       (
         (await server?.query<{ key: string; resource_version: string }>(

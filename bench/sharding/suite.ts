@@ -221,6 +221,11 @@ async function runOne(lab: Lab, setup: Setup, round: number, ctx: Context): Prom
   try {
     await settle(lab, setup, replicas, options.log);
     lap('settled');
+    // The warm-up: the same churn, checked but not measured; then quiet again.
+    await measureChurn(lab, replicas, options);
+    if (!(await quiet(replicas)))
+      options.log(`sharding: ${setup.name}: replicas never went quiet after the warm-up; measuring anyway`);
+    lap('warmed up');
     const value = await measureChurn(lab, replicas, options);
     lap('churn');
     return { ok: true, value };

@@ -59,9 +59,15 @@ export class ShardedCheckpoints implements CheckpointStore {
   readonly #field: ShardField;
   readonly #buckets: number;
   readonly #owned: readonly number[];
-  /** watcher -> part -> the part's confirmed resourceVersion (as stored, then as recorded). */
-  readonly #floors = new Map<string, Map<number, ConfirmedVersion>>();
-  /** `watcher\0part` of the parts whose resume point moved since it was last handed to the store. */
+  /** watcher -> part -> the part's confirmed resourceVersion as stored (read at first use). */
+  readonly #stored = new Map<string, Map<number, ConfirmedVersion>>();
+  /**
+   * watcher -> the last confirmed resourceVersion recorded, which holds for every part owned
+   * (one value per watcher: recording it costs the same however many parts are owned). A part's
+   * floor is the higher of it and the part's stored one: {@link ShardedCheckpoints.#floorOf}.
+   */
+  readonly #latest = new Map<string, ConfirmedVersion>();
+  /** The watchers whose latest confirmed resourceVersion was not handed to the store yet. */
   readonly #unwritten = new Set<string>();
   /** watcher -> when its parts' resume points were last handed to the store. */
   readonly #writtenAt = new Map<string, number>();
@@ -87,12 +93,12 @@ export class ShardedCheckpoints implements CheckpointStore {
    * change at or below it is one it has. Undefined when the part has none for that sink.
    */
   replayFloor(event: ChangeEvent, sink: string): string | undefined {
-    const floors = this.#floorsOf(event.watcher);
+    this.#storedOf(event.watcher);
     // A change above every part's resume point (every live one) needs no hash of its uid.
     const highest = this.#highest.get(event.watcher);
     if (highest === undefined || compareResourceVersions(event.resourceVersion, highest) === 1)
       return undefined;
-    const floor = floors.get(this.partOf(event.uid, event.namespace));
+    const floor = this.#floorOf(event.watcher, this.partOf(event.uid, event.namespace));
     return floor?.sinks.includes(sink) === true ? floor.resourceVersion : undefined;
   }
 
@@ -139,20 +145,12 @@ export class ShardedCheckpoints implements CheckpointStore {
   }
 
   recordConfirmedVersion(watcher: string, confirmed: ConfirmedVersion): void {
-    const floors = this.#floorsOf(watcher);
-    for (const part of this.#owned) {
-      // A part already confirmed further for the same sinks keeps its resourceVersion.
-      const floor = floors.get(part);
-      if (
-        floor !== undefined &&
-        sameSinks(floor.sinks, confirmed.sinks) &&
-        compareResourceVersions(confirmed.resourceVersion, floor.resourceVersion) !== 1
-      )
-        continue;
-      floors.set(part, confirmed);
-      this.#raiseHighest(watcher, confirmed.resourceVersion);
-      this.#unwritten.add(`${watcher}\u0000${part}`);
-    }
+    this.#storedOf(watcher);
+    // Confirmed further already, for the same sinks: it stays.
+    if (!dominates(confirmed, this.#latest.get(watcher))) return;
+    this.#latest.set(watcher, confirmed);
+    this.#raiseHighest(watcher, confirmed.resourceVersion);
+    this.#unwritten.add(watcher);
     // Written at most once a RESUME_WRITE_MS: one row per part owned (up to `buckets`) in every
     // checkpoint write would cost more than the changes it confirms. A resume point written late
     // is an older one, which only means a longer replay after a crash.
@@ -163,14 +161,19 @@ export class ShardedCheckpoints implements CheckpointStore {
     }
   }
 
-  /** The parts' resume points recorded since the last write, handed to the store. */
+  /**
+   * The latest confirmed resourceVersion, handed to the store for every part it is the floor of
+   * (a part stored further for the same sinks keeps its own).
+   */
   #writeResumePoints(only?: string): void {
-    for (const id of this.#unwritten) {
-      const [watcher = '', part = ''] = id.split('\u0000');
+    for (const watcher of this.#unwritten) {
       if (only !== undefined && watcher !== only) continue;
-      const floor = this.#floors.get(watcher)?.get(Number(part));
-      if (floor !== undefined) this.#store.recordConfirmedVersion(partName(watcher, Number(part)), floor);
-      this.#unwritten.delete(id);
+      this.#unwritten.delete(watcher);
+      const latest = this.#latest.get(watcher);
+      if (latest === undefined) continue;
+      for (const part of this.#owned)
+        if (this.#floorOf(watcher, part) === latest)
+          this.#store.recordConfirmedVersion(partName(watcher, part), latest);
     }
   }
 
@@ -201,9 +204,9 @@ export class ShardedCheckpoints implements CheckpointStore {
    * still holds, so the replay floors stay (read first, if not yet).
    */
   forgetConfirmedVersion(watcher: string): void {
-    this.#floorsOf(watcher);
+    this.#storedOf(watcher);
     // A resume point not yet written must not be written after this.
-    for (const id of this.#unwritten) if (id.startsWith(`${watcher}\u0000`)) this.#unwritten.delete(id);
+    this.#unwritten.delete(watcher);
     for (const part of this.#owned) this.#store.forgetConfirmedVersion(partName(watcher, part));
   }
 
@@ -227,21 +230,40 @@ export class ShardedCheckpoints implements CheckpointStore {
     return partName(event.watcher, this.partOf(event.uid, event.namespace));
   }
 
+  /** What `part` is confirmed to: the latest recorded, unless the stored one is further. */
+  #floorOf(watcher: string, part: number): ConfirmedVersion | undefined {
+    const stored = this.#stored.get(watcher)?.get(part);
+    const latest = this.#latest.get(watcher);
+    return latest !== undefined && dominates(latest, stored) ? latest : stored;
+  }
+
   /** The confirmed resourceVersion of each part owned, read from the store at first use. */
-  #floorsOf(watcher: string): Map<number, ConfirmedVersion> {
-    let floors = this.#floors.get(watcher);
-    if (floors === undefined) {
-      floors = new Map();
+  #storedOf(watcher: string): Map<number, ConfirmedVersion> {
+    let stored = this.#stored.get(watcher);
+    if (stored === undefined) {
+      stored = new Map();
       for (const part of this.#owned) {
         const confirmed = this.#store.confirmedVersion(partName(watcher, part));
         if (confirmed === undefined) continue;
-        floors.set(part, confirmed);
+        stored.set(part, confirmed);
         this.#raiseHighest(watcher, confirmed.resourceVersion);
       }
-      this.#floors.set(watcher, floors);
+      this.#stored.set(watcher, stored);
     }
-    return floors;
+    return stored;
   }
+}
+
+/**
+ * Whether `next` replaces `current` as a floor: unless `current` is for the same sinks and at
+ * or above it (a floor is never lowered for the same sinks; other sinks start afresh).
+ */
+function dominates(next: ConfirmedVersion, current: ConfirmedVersion | undefined): boolean {
+  return (
+    current === undefined ||
+    !sameSinks(current.sinks, next.sinks) ||
+    compareResourceVersions(next.resourceVersion, current.resourceVersion) === 1
+  );
 }
 
 function sameSinks(a: readonly string[], b: readonly string[]): boolean {

@@ -20,6 +20,8 @@ export interface ReplicaMeasure {
   peakRssBytes: number;
   /** Changes its sink wrote. */
   changes: number;
+  /** CPU per second of wall time while settled and without changes, before the churns. */
+  idleCpuMsPerS: number;
 }
 
 export interface RunResult {
@@ -42,6 +44,9 @@ export interface ReportContext {
 export const UNSHARDED = 'unsharded';
 
 export const configName = (filtering: Filtering, replicas: number): string => `${filtering}-${replicas}`;
+
+/** How long the idle CPU is measured, before the churns. */
+export const IDLE_S = 10;
 
 const MiB = 2 ** 20;
 const of = (r: RunResult, pick: (m: ReplicaMeasure) => number): number[] => r.replicas.map(pick);
@@ -100,6 +105,10 @@ function common(rounds: Rounds<RunResult>, name: string, single: string): string
       med(rounds, name, (r) => r.ms / 1000),
       0,
     ),
+    fixed(
+      med(rounds, name, (r) => median(of(r, (m) => m.idleCpuMsPerS))),
+      1,
+    ),
     failed === 0 ? String(runs.length) : `${runs.length} (${failed} failed)`,
   ];
 }
@@ -111,6 +120,7 @@ const COMMON_HEADER = [
   'peak RSS MiB',
   'changes per replica',
   'churn s',
+  'idle CPU ms/s',
   'runs',
 ];
 
@@ -222,7 +232,7 @@ export function shardingMarkdown(rounds: Rounds<RunResult>, c: ReportContext): s
     '',
     `${c.objects} ConfigMaps (${fixed(c.meanObjectBytes / 1024, 1)} KiB each as JSON, on average, managedFields included) in one namespace; then ${c.changes} merge patches of them (16 in flight, round-robin over the objects, each a real change), made once every replica has logged its parts of the hash space with all N members, has synced, and has gone quiet, and made twice: a warm-up churn, not measured, then the measured one once the replicas are quiet again (a daemon runs for days: the window measures its steady state, not V8 optimising the code the first changes run; in one round without it, a replica of 4 cost 0.54 of the single replica's CPU, against 0.46 with it). N = ${counts} \`raven run\` replicas from dist/, with \`sharding.enabled\` (128 buckets by uid, lease timings 6/4/1 s), a PostgreSQL checkpoint (a fresh schema each run; \`flushIntervalMs\` at its default, 100 ms) and one stdout sink (JSON lines, counted by the suite). **Server-side**: a control plane with the \`ShardedListAndWatch\` gate on; each replica's watch carries its shard selector and the apiserver sends it the objects of its parts only. **Client-side**: a control plane with the gate off; every replica receives every change and drops the others' by the FNV-1a hash of the uid before parsing.`,
     '',
-    `Measured per replica over the churn window only, from just before the first patch until the sinks together had written every change (each run checks they wrote exactly ${c.changes} lines): CPU (user + system, \`/proc/<pid>/stat\`) and bytes read (\`rchar\` of \`/proc/<pid>/io\`: every read the process made, the apiserver's TLS stream, PostgreSQL's answers and anything else). Heap: \`raven_nodejs_heap_size_used_bytes\` from the replica's /metrics at the end of the window; peak RSS: VmHWM over the replica's whole life, its initial list included. A cell is the median over a run's replicas (the busiest one's CPU in brackets), then the median over ${c.runs} interleaved rounds; ratios are taken within a round against the single replica that filtered the same way, median (range over the rounds). "churn s" is the window's length.`,
+    `Measured per replica over the churn window only, from just before the first patch until the sinks together had written every change (each run checks they wrote exactly ${c.changes} lines): CPU (user + system, \`/proc/<pid>/stat\`) and bytes read (\`rchar\` of \`/proc/<pid>/io\`: every read the process made, the apiserver's TLS stream, PostgreSQL's answers and anything else). Heap: \`raven_nodejs_heap_size_used_bytes\` from the replica's /metrics at the end of the window; peak RSS: VmHWM over the replica's whole life, its initial list included. A cell is the median over a run's replicas (the busiest one's CPU in brackets), then the median over ${c.runs} interleaved rounds; ratios are taken within a round against the single replica that filtered the same way, median (range over the rounds). "churn s" is the window's length. "idle CPU ms/s": each replica's CPU over ${IDLE_S} s without changes, once settled and before the churns (Lease renewals and the group's list every retry period, timers), per second.`,
   ];
   const reference = ok(rounds, UNSHARDED);
   sections.push(

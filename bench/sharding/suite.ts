@@ -26,7 +26,15 @@ import { fixed, machineLine } from '../lib/report.js';
 import { runRounds } from '../lib/rounds.js';
 import { churn, meanSize, populate, type Client } from './churn.js';
 import { Replica } from './replica.js';
-import { configName, shardingMarkdown, UNSHARDED, type Filtering, type RunResult } from './report.js';
+import {
+  configName,
+  IDLE_S,
+  shardingMarkdown,
+  UNSHARDED,
+  type Filtering,
+  type ReplicaMeasure,
+  type RunResult,
+} from './report.js';
 
 export interface ShardingSuiteOptions {
   /** The node binary the replicas run under. */
@@ -161,12 +169,22 @@ async function settle(
   if (!(await quiet(replicas))) log(`sharding: ${setup.name}: replicas never went quiet; measuring anyway`);
 }
 
+/** Each replica's CPU per second over {@link IDLE_S} seconds without changes. */
+async function idleCpu(replicas: readonly Replica[]): Promise<number[]> {
+  const before = await Promise.all(replicas.map((r) => r.usage()));
+  const started = performance.now();
+  await delay(IDLE_S * 1000);
+  const after = await Promise.all(replicas.map((r) => r.usage()));
+  const seconds = (performance.now() - started) / 1000;
+  return after.map((u, i) => (u.cpuMs - (before[i]?.cpuMs ?? 0)) / seconds);
+}
+
 /** The churn, measured on each replica from just before the first patch until all is written. */
 async function measureChurn(
   lab: Lab,
   replicas: readonly Replica[],
   options: ShardingSuiteOptions,
-): Promise<RunResult> {
+): Promise<{ ms: number; replicas: Omit<ReplicaMeasure, 'idleCpuMsPerS'>[] }> {
   const before = await Promise.all(replicas.map((r) => r.usage()));
   const linesBefore = replicas.map((r) => r.lines);
   const written = (): number => replicas.reduce((sum, r, i) => sum + r.lines - (linesBefore[i] ?? 0), 0);
@@ -221,13 +239,19 @@ async function runOne(lab: Lab, setup: Setup, round: number, ctx: Context): Prom
   try {
     await settle(lab, setup, replicas, options.log);
     lap('settled');
+    const idle = await idleCpu(replicas);
+    lap('idle');
     // The warm-up: the same churn, checked but not measured; then quiet again.
     await measureChurn(lab, replicas, options);
     if (!(await quiet(replicas)))
       options.log(`sharding: ${setup.name}: replicas never went quiet after the warm-up; measuring anyway`);
     lap('warmed up');
-    const value = await measureChurn(lab, replicas, options);
+    const churned = await measureChurn(lab, replicas, options);
     lap('churn');
+    const value = {
+      ...churned,
+      replicas: churned.replicas.map((r, i) => ({ ...r, idleCpuMsPerS: idle[i] ?? Number.NaN })),
+    };
     return { ok: true, value };
   } catch (err) {
     return { ok: false, error: err instanceof Error ? err.message : String(err) };

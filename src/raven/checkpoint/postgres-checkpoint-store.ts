@@ -37,7 +37,12 @@ import {
 } from './checkpoint-store.js';
 import { MemoryCheckpointStore } from './memory-checkpoint-store.js';
 import { PendingWrites } from './pending-writes.js';
-import { PG_FLUSH_INTERVAL_MS, PG_SCHEMA_NAME, preparePostgresSchema, quoteSchema } from './postgres-schema.js';
+import {
+  PG_FLUSH_INTERVAL_MS,
+  PG_SCHEMA_NAME,
+  preparePostgresSchema,
+  quoteSchema,
+} from './postgres-schema.js';
 import { expiredTombstones, sqlText, writeStatements, type TombstoneRow } from './postgres-writes.js';
 
 export interface PostgresCheckpointStoreOptions {
@@ -129,6 +134,8 @@ export class PostgresCheckpointStore implements CheckpointStore {
   #queued = false;
   /** The last write failed: the next one waits {@link RETRY_MS} instead of going at once. */
   #failing = false;
+  /** {@link PostgresCheckpointStore.#fenceRead}'s statement: the fences never change once open. */
+  #fenceSql: string | undefined;
 
   private constructor(
     pool: pg.Pool,
@@ -435,13 +442,14 @@ export class PostgresCheckpointStore implements CheckpointStore {
    * fences (a sharded replica has one per part it owns).
    */
   #fenceRead(s: string): string {
+    if (this.#fenceSql !== undefined) return this.#fenceSql;
     const names = this.fences.map((f) => sqlText(f.name)).join(',');
     const epochs = this.fences.map((f) => f.epoch).join(',');
-    return `SELECT count(*) AS held FROM (
+    return (this.#fenceSql = `SELECT count(*) AS held FROM (
       SELECT 1 FROM ${s}.fence f JOIN unnest(ARRAY[${names}]::text[], ARRAY[${epochs}]::bigint[]) AS u(name, epoch)
         ON f.name = u.name AND f.epoch = u.epoch
        WHERE f.holder = ${sqlText(this.fence.holder)}
-       ORDER BY f.name FOR SHARE OF f) held`;
+       ORDER BY f.name FOR SHARE OF f) held`);
   }
 
   /**

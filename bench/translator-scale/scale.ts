@@ -40,7 +40,8 @@ const NAMESPACES = Number(values.namespaces);
 const PODS = Number(values.pods);
 const SERVICES = Number(values.services);
 const QUIET_MS = 5_000;
-if (SERVICES % NAMESPACES !== 0) throw new Error('--services must be a multiple of --namespaces');
+// Service s is in namespace s mod NAMESPACES; its endpoints are the pods of that namespace whose
+// number is s mod SERVICES (with counts that do not divide, some pods back no Service).
 
 /** Pod p<j> is in namespace j % NAMESPACES and, with SERVICES a multiple of NAMESPACES, behind Service j % SERVICES. */
 const podNumber = (p: { metadata: { name: string } }): number => Number(p.metadata.name.slice(1));

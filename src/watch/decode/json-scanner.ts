@@ -10,19 +10,17 @@
  * apiserver never emits them); where `JSON.parse` keeps the last, the scanner sees the first.
  */
 
+import { BACKSLASH, isJsonWhitespace, QUOTE } from './json-bytes.js';
+
 /** Returned when the text is not well-formed where the scanner looked. */
 export const MALFORMED = -1;
 /** Returned by {@link scanObject} when the visitor stopped the scan early. */
 export const STOPPED = -2;
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-
 /** Index of the first non-whitespace character at or after `i`. */
 export function skipWhitespace(s: string, i: number): number {
   while (i < s.length) {
-    const c = s.charCodeAt(i);
-    if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) break;
+    if (!isJsonWhitespace(s.charCodeAt(i))) break;
     i++;
   }
   return i;

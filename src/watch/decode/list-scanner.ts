@@ -10,20 +10,22 @@
  */
 import { concatBytes, utf8 } from './bytes.js';
 import { StreamDecodeError } from './stream-decode-error.js';
+import {
+  BACKSLASH,
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  COLON,
+  COMMA,
+  isJsonWhitespace,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+} from './json-bytes.js';
 
 /** What the scanner finds, in document order. */
 export type ListToken =
   | { kind: 'item'; index: number; bytes: Uint8Array; byteOffset: number }
   | { kind: 'member'; key: string; bytes: Uint8Array; byteOffset: number };
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-const COMMA = 0x2c;
-const COLON = 0x3a;
 
 // Where the scanner is in `{ "key": value, "items": [ item, ... ], ... }`.
 const BEFORE = 0; // expecting the opening brace
@@ -39,10 +41,6 @@ const DONE = 9; // after the closing brace
 const CAPTURE = 10; // inside a key, value or item
 
 type Purpose = 'key' | 'value' | 'item';
-
-function isWhitespace(b: number): boolean {
-  return b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
-}
 
 /**
  * Incremental list scanner: {@link ListScanner.push} each chunk, then {@link ListScanner.end}.
@@ -104,7 +102,7 @@ export class ListScanner {
         continue;
       }
       const b = chunk[i] ?? 0;
-      if (isWhitespace(b)) {
+      if (isJsonWhitespace(b)) {
         i++;
         continue;
       }
@@ -226,7 +224,7 @@ export class ListScanner {
       }
       const b = chunk[i] ?? 0;
       if (this.#scalar) {
-        if (b === COMMA || b === CLOSE_BRACE || b === CLOSE_BRACKET || isWhitespace(b)) {
+        if (b === COMMA || b === CLOSE_BRACE || b === CLOSE_BRACKET || isJsonWhitespace(b)) {
           return this.#save(depth, inString, i);
         }
       } else if (b === QUOTE) {

@@ -10,15 +10,19 @@
  * or the bytes are not laid out as the apiserver writes them (then the caller parses everything).
  */
 
+import {
+  BACKSLASH,
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  COLON,
+  COMMA,
+  isJsonWhitespace,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+} from './json-bytes.js';
+
 const KEY = Buffer.from('"managedFields":');
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-const COMMA = 0x2c;
-const COLON = 0x3a;
 
 /** Keys of the objects that enclose `managedFields`, outermost first (the top level has none). */
 export const MANAGED_FIELDS_PARENTS = {
@@ -122,17 +126,13 @@ function endOfValue(bytes: Uint8Array, i: number): number {
 }
 
 function skipSpace(bytes: Uint8Array, i: number): number {
-  while (i < bytes.length && isSpace(bytes[i] as number)) i++;
+  while (i < bytes.length && isJsonWhitespace(bytes[i] as number)) i++;
   return i;
 }
 
 function skipSpaceBack(bytes: Uint8Array, i: number): number {
-  while (i > 0 && isSpace(bytes[i] as number)) i--;
+  while (i > 0 && isJsonWhitespace(bytes[i] as number)) i--;
   return i;
-}
-
-function isSpace(b: number): boolean {
-  return b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
 }
 
 function sameAscii(bytes: Uint8Array, start: number, end: number, text: string): boolean {

@@ -138,69 +138,31 @@ const unshardedCell = (rounds: Rounds<RunResult>, name: string): string =>
 const verdict = (measured: number, goal: number): string =>
   !Number.isFinite(measured) || !Number.isFinite(goal) ? 'n/a' : measured <= goal ? 'met' : 'not met';
 
-function serverTable(rounds: Rounds<RunResult>, counts: readonly number[]): string {
-  const single = configName('server', 1);
+/** A table's own columns between the CPU ratio and the goal, and its goal, at N replicas. */
+interface Goal {
+  header: string[];
+  cells: (n: number) => string[];
+  goal: (n: number) => number;
+  label: string;
+}
+
+/** One row per replica count for one way of filtering, against that way's single replica. */
+function shardTable(
+  rounds: Rounds<RunResult>,
+  counts: readonly number[],
+  filtering: Filtering,
+  g: Goal,
+): string {
+  const single = configName(filtering, 1);
   const rows = counts.map((n) => {
-    const name = configName('server', n);
+    const name = configName(filtering, n);
     const ratios = cpuRatios(rounds, name, single);
-    const goal = 1.2 / n;
+    const goal = g.goal(n);
     return [
       String(n),
       cpuCell(rounds, name),
       ratioSpread(ratios),
-      n === 1 ? '—' : `≤ ${ratio(goal)}`,
-      n === 1 ? '' : verdict(median(ratios), goal),
-      unshardedCell(rounds, name),
-      ...common(rounds, name, single),
-    ];
-  });
-  return table(
-    [
-      'replicas',
-      'CPU s per replica (max)',
-      'CPU ÷ single',
-      'goal: 1.2/N',
-      '',
-      'CPU ÷ unsharded',
-      ...COMMON_HEADER,
-    ],
-    rows,
-  );
-}
-
-/**
- * The pre-parse filter's cost at N replicas: a client-side replica's CPU minus a server-side
- * replica's at the same N, in seconds and as a share of the server-side single replica's CPU.
- */
-function filterCost(rounds: Rounds<RunResult>, n: number): { seconds: number[]; share: number[] } {
-  const names = [configName('client', n), configName('server', n), configName('server', 1)];
-  return {
-    seconds: perRound(rounds, names, ([c, s]) => cpuS(c as RunResult) - cpuS(s as RunResult)),
-    share: perRound(
-      rounds,
-      names,
-      ([c, s, one]) => (cpuS(c as RunResult) - cpuS(s as RunResult)) / cpuS(one as RunResult),
-    ),
-  };
-}
-
-function clientTable(rounds: Rounds<RunResult>, counts: readonly number[]): string {
-  const single = configName('client', 1);
-  const rows = counts.map((n) => {
-    const name = configName('client', n);
-    const ratios = cpuRatios(rounds, name, single);
-    const filter = filterCost(rounds, n);
-    const goal = 1 / n + median(filter.share);
-    return [
-      String(n),
-      cpuCell(rounds, name),
-      ratioSpread(ratios),
-      spreadOf(filter.seconds, 2),
-      spreadOf(
-        filter.share.map((x) => x * 100),
-        0,
-        '%',
-      ),
+      ...g.cells(n),
       n === 1 ? '—' : Number.isFinite(goal) ? `≤ ${ratio(goal)}` : 'n/a',
       n === 1 ? '' : verdict(median(ratios), goal),
       unshardedCell(rounds, name),
@@ -212,9 +174,8 @@ function clientTable(rounds: Rounds<RunResult>, counts: readonly number[]): stri
       'replicas',
       'CPU s per replica (max)',
       'CPU ÷ single',
-      'filter: CPU s',
-      'filter ÷ server-side single',
-      'goal: 1/N + filter',
+      ...g.header,
+      g.label,
       '',
       'CPU ÷ unsharded',
       ...COMMON_HEADER,
@@ -223,6 +184,38 @@ function clientTable(rounds: Rounds<RunResult>, counts: readonly number[]): stri
   );
 }
 
+const serverGoal: Goal = { header: [], cells: () => [], goal: (n) => 1.2 / n, label: 'goal: 1.2/N' };
+
+/**
+ * The pre-parse filter's cost at N replicas: a client-side replica's CPU minus a server-side
+ * replica's at the same N, in seconds and as a share of the server-side single replica's CPU.
+ */
+function filterCost(rounds: Rounds<RunResult>, n: number): { seconds: number[]; share: number[] } {
+  const names = [configName('client', n), configName('server', n), configName('server', 1)];
+  const seconds = ([c, s]: RunResult[]): number => cpuS(c as RunResult) - cpuS(s as RunResult);
+  return {
+    seconds: perRound(rounds, names, seconds),
+    share: perRound(rounds, names, (runs) => seconds(runs) / cpuS(runs[2] as RunResult)),
+  };
+}
+
+const clientGoal = (rounds: Rounds<RunResult>): Goal => ({
+  header: ['filter: CPU s', 'filter ÷ server-side single'],
+  cells: (n) => {
+    const filter = filterCost(rounds, n);
+    return [
+      spreadOf(filter.seconds, 2),
+      spreadOf(
+        filter.share.map((x) => x * 100),
+        0,
+        '%',
+      ),
+    ];
+  },
+  goal: (n) => 1 / n + median(filterCost(rounds, n).share),
+  label: 'goal: 1/N + filter',
+});
+
 export function shardingMarkdown(rounds: Rounds<RunResult>, c: ReportContext): string {
   const counts = c.replicaCounts.join(', ');
   const sections: string[] = [
@@ -230,7 +223,7 @@ export function shardingMarkdown(rounds: Rounds<RunResult>, c: ReportContext): s
     '',
     `Measured ${c.machine}. ${loadSummary(rounds.load)}. Raven: ${c.raven}.`,
     '',
-    `${c.objects} ConfigMaps (${fixed(c.meanObjectBytes / 1024, 1)} KiB each as JSON, on average, managedFields included) in one namespace; then ${c.changes} merge patches of them (16 in flight, round-robin over the objects, each a real change), made once every replica has logged its parts of the hash space with all N members, has synced, and has gone quiet, and made twice: a warm-up churn, not measured, then the measured one once the replicas are quiet again (a daemon runs for days: the window measures its steady state, not V8 optimising the code the first changes run; in one round without it, a replica of 4 cost 0.54 of the single replica's CPU, against 0.46 with it). N = ${counts} \`raven run\` replicas from dist/, with \`sharding.enabled\` (128 buckets by uid, lease timings 6/4/1 s), a PostgreSQL checkpoint (a fresh schema each run; \`flushIntervalMs\` at its default, 100 ms) and one stdout sink (JSON lines, counted by the suite). **Server-side**: a control plane with the \`ShardedListAndWatch\` gate on; each replica's watch carries its shard selector and the apiserver sends it the objects of its parts only. **Client-side**: a control plane with the gate off; every replica receives every change and drops the others' by the FNV-1a hash of the uid before parsing.`,
+    `${c.objects} ConfigMaps (${fixed(c.meanObjectBytes / 1024, 1)} KiB each as JSON, on average, managedFields included) in one namespace; then ${c.changes} merge patches of them (16 in flight, round-robin over the objects, each a real change), made once every replica has logged its parts of the hash space with all N members, has synced, and has gone quiet, and made twice: a warm-up churn, not measured, then the measured one once the replicas are quiet again (a daemon runs for days: the window measures its steady state, not V8 optimising the code the first changes run). N = ${counts} \`raven run\` replicas from dist/, with \`sharding.enabled\` (128 buckets by uid, lease timings 6/4/1 s), a PostgreSQL checkpoint (a fresh schema each run; \`flushIntervalMs\` at its default, 100 ms) and one stdout sink (JSON lines, counted by the suite). **Server-side**: a control plane with the \`ShardedListAndWatch\` gate on; each replica's watch carries its shard selector and the apiserver sends it the objects of its parts only. **Client-side**: a control plane with the gate off; every replica receives every change and drops the others' by the FNV-1a hash of the uid before parsing.`,
     '',
     `Measured per replica over the churn window only, from just before the first patch until the sinks together had written every change (each run checks they wrote exactly ${c.changes} lines): CPU (user + system, \`/proc/<pid>/stat\`) and bytes read (\`rchar\` of \`/proc/<pid>/io\`: every read the process made, the apiserver's TLS stream, PostgreSQL's answers and anything else). Heap: \`raven_nodejs_heap_size_used_bytes\` from the replica's /metrics at the end of the window; peak RSS: VmHWM over the replica's whole life, its initial list included. A cell is the median over a run's replicas (the busiest one's CPU in brackets), then the median over ${c.runs} interleaved rounds; ratios are taken within a round against the single replica that filtered the same way, median (range over the rounds). "churn s" is the window's length. "idle CPU ms/s": each replica's CPU over ${IDLE_S} s without changes, once settled and before the churns (Lease renewals and the group's list every retry period, timers), per second.`,
   ];
@@ -261,7 +254,7 @@ export function shardingMarkdown(rounds: Rounds<RunResult>, c: ReportContext): s
       '',
       'Goal: per-replica CPU ≤ 1/N × 1.2 of the single replica’s.',
       '',
-      serverTable(rounds, c.replicaCounts),
+      shardTable(rounds, c.replicaCounts, 'server', serverGoal),
     );
   if (c.modes.includes('client'))
     sections.push(
@@ -270,7 +263,7 @@ export function shardingMarkdown(rounds: Rounds<RunResult>, c: ReportContext): s
       '',
       'Goal: per-replica CPU ≤ 1/N of the single replica’s plus the pre-parse filter’s cost. The filter’s cost at N replicas is taken as the client-side replica’s CPU minus the server-side replica’s at the same N (the same work, less the events it had to look at and drop), in seconds and as a share of the server-side single replica’s CPU; at N = 1 every event passes the filter, so there it is the cost of hashing every uid. Taken this way, the goal compares the client-side scaling with 1/N plus that share.',
       '',
-      clientTable(rounds, c.replicaCounts),
+      shardTable(rounds, c.replicaCounts, 'client', clientGoal(rounds)),
     );
   sections.push(...failureLines(rounds));
   return `${sections.join('\n')}\n`;

@@ -39,7 +39,7 @@ export async function openCheckpointStore(
       return PostgresCheckpointStore.open({
         url: config.url,
         schema: config.schema,
-        flushIntervalMs: config.flushIntervalMs,
+        ...(config.flushIntervalMs === undefined ? {} : { flushIntervalMs: config.flushIntervalMs }),
         timeoutMs: config.timeoutSeconds * 1000,
         holder: options.holder,
         ...(options.epoch === undefined ? {} : { epoch: options.epoch }),

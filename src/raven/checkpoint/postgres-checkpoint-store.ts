@@ -37,12 +37,7 @@ import {
 } from './checkpoint-store.js';
 import { MemoryCheckpointStore } from './memory-checkpoint-store.js';
 import { PendingWrites } from './pending-writes.js';
-import {
-  PG_FLUSH_INTERVAL_MS,
-  PG_SCHEMA_NAME,
-  preparePostgresSchema,
-  quoteSchema,
-} from './postgres-schema.js';
+import { PG_SCHEMA_NAME, preparePostgresSchema, quoteSchema } from './postgres-schema.js';
 import { expiredTombstones, sqlText, writeStatements, type TombstoneRow } from './postgres-writes.js';
 
 export interface PostgresCheckpointStoreOptions {
@@ -84,6 +79,16 @@ export interface PostgresCheckpointStoreOptions {
  * that is down is asked once a second, not once per recorded delivery.
  */
 const RETRY_MS = 1000;
+
+/**
+ * How long a confirmed delivery may wait, by default, before its checkpoint is written: a replica
+ * then sends at most ten write transactions a second however many changes it delivers, and a
+ * crash makes the next replica deliver again at most the last tenth of a second of them (with
+ * their event ids, so a receiver that remembers ids processes each once). Writing each delivery
+ * as soon as the write before it committed (0) costs a transaction per change at a sharded
+ * replica's rate: measured, a third more CPU per change, and as many commits on the server.
+ */
+export const PG_FLUSH_INTERVAL_MS = 100;
 
 interface Fence {
   name: string;

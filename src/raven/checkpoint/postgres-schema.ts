@@ -11,16 +11,6 @@
 import type pg from 'pg';
 import { CheckpointError } from './checkpoint-error.js';
 
-/**
- * How long a confirmed delivery may wait, by default, before its checkpoint is written: a replica
- * then sends at most ten write transactions a second however many changes it delivers, and a
- * crash makes the next replica deliver again at most the last tenth of a second of them (with
- * their event ids, so a receiver that remembers ids processes each once). Writing each delivery
- * as soon as the write before it committed (0) costs a transaction per change at a sharded
- * replica's rate: measured, a third more CPU per change, and as many commits on the server.
- */
-export const PG_FLUSH_INTERVAL_MS = 100;
-
 /** Bump when the tables change, and add the step from the previous version to `MIGRATIONS`. */
 export const PG_SCHEMA_VERSION = 1;
 

@@ -10,7 +10,6 @@ import { translatorSchema } from './translator-schema.js';
 import * as z from 'zod';
 import { eventsSchema, watcherSchema } from './watcher-schema.js';
 import { pgIdentifier, sinkSchema } from './sink-schema.js';
-import { PG_FLUSH_INTERVAL_MS } from '../checkpoint/postgres-schema.js';
 import { routeSchema, targets, type RouteConfig } from './route-schema.js';
 import {
   expecting,
@@ -40,8 +39,11 @@ const checkpointSchema = z.preprocess(
       url: serverUri(['postgres', 'postgresql'], 'postgres://user:password@host:5432/database'),
       /** The schema holding the checkpoint tables; one per Raven deployment. */
       schema: pgIdentifier.default('raven'),
-      /** Longest a confirmed delivery waits before its checkpoint is written; 0: as soon as the write before it committed. */
-      flushIntervalMs: integer(0, PG_FLUSH_INTERVAL_MS, ' milliseconds'),
+      /**
+       * Longest a confirmed delivery waits before its checkpoint is written; 0: as soon as the
+       * write before it committed. Omitted: the store's default (`PG_FLUSH_INTERVAL_MS`, 100 ms).
+       */
+      flushIntervalMs: expecting(z.int().min(0), 'an integer of at least 0 milliseconds').optional(),
       /** For connecting and for each statement. */
       timeoutSeconds: seconds(10),
     }),

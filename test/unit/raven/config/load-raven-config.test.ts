@@ -330,7 +330,6 @@ test('a PostgreSQL checkpoint takes its URL from the environment and gets defaul
     type: 'postgres',
     url: 'postgres://raven:pw@db:5432/raven',
     schema: 'raven',
-    flushIntervalMs: 100,
     timeoutSeconds: 10,
   });
 });

@@ -248,8 +248,7 @@ export class ControlPlane {
       await plane.launch('apiserver');
       await plane.waitFor('apiserver', () => plane.apiserverReady(), READY_MS);
       log('starting kube-controller-manager');
-      await plane.launch('controllerManager');
-      await plane.waitFor('controllerManager', () => plane.controllerManagerHealthy(), READY_MS);
+      await plane.launchControllerManager();
     } catch (err) {
       await plane.stop();
       throw err;
@@ -293,6 +292,33 @@ export class ControlPlane {
       apiserver: isAlive(pids.apiserver ?? 0),
       controllerManager: isAlive(pids.controllerManager ?? 0),
     };
+  }
+
+  /**
+   * The controller manager starts last, seconds after its port was chosen; another process (a
+   * second test suite on the machine) may have taken the port meanwhile. It then exits with
+   * "address already in use" and is started again on a fresh port, twice at most.
+   */
+  private async launchControllerManager(): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      await this.launch('controllerManager');
+      try {
+        await this.waitFor('controllerManager', () => this.controllerManagerHealthy(), READY_MS);
+        return;
+      } catch (err) {
+        const tail = (await readFile(this.logFile('controllerManager'), 'utf8').catch(() => ''))
+          .split('\n')
+          .slice(-5)
+          .join('\n');
+        const pid = this.state.pids.controllerManager ?? 0;
+        if (attempt >= 3 || isAlive(pid) || !tail.includes('address already in use')) throw err;
+        const port = await freePort();
+        this.state.ports.controllerManager = port;
+        this.state.argv.controllerManager = this.state.argv.controllerManager.map((arg) =>
+          arg.startsWith('--secure-port=') ? `--secure-port=${port}` : arg,
+        );
+      }
+    }
   }
 
   private async launch(component: Component): Promise<void> {

@@ -69,6 +69,12 @@ test('a deleted namespace terminates, its objects are deleted with it, and then 
   });
   const names = async (): Promise<string[]> =>
     (await configMaps.list({ namespace: ns })).items.map((cm) => cm.metadata?.name ?? '').sort();
+  // kube-root-ca.crt is published into each new namespace by a controller, in its own time: wait
+  // for it (the deadline is a safety net, never the verdict), then check the whole set.
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline;) {
+    if ((await names()).includes('kube-root-ca.crt')) break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
   assert.deepEqual(await names(), ['a', 'b', 'c', 'kube-root-ca.crt']);
 
   // The namespace is answered as Terminating: its kubernetes finalizer holds it until the

@@ -51,6 +51,7 @@ import { InvolvedObjects } from './events/involved-objects.js';
 import { WatcherSinks, type WatcherSinksContext } from './watcher-sinks.js';
 import { OpenStackClient } from '../openstack/openstack-client.js';
 import { Translator } from '../translator/translator.js';
+import { cidrList } from '../translator/cidr.js';
 import { defaultSettings } from '../translator/settings.js';
 import type { TranslatorConfig } from './config/translator-schema.js';
 
@@ -596,9 +597,11 @@ export class Daemon {
       settings: {
         ...defaultSettings,
         clusterId: config.clusterId,
-        serviceCidr: config.serviceCidr,
-        podCidr: config.podCidr,
+        serviceCidrs: cidrList(config.serviceCidr),
+        podCidrs: cidrList(config.podCidr),
         podPrefixLength: config.podPrefixLength,
+        podPrefixLengthIPv6: config.podPrefixLengthIPv6,
+        portPool: config.portPool,
         externalNetworkId: config.externalNetworkId,
         existing: config.existing,
         loadBalancerProvider: config.loadBalancerProvider,
@@ -608,7 +611,11 @@ export class Daemon {
       },
     });
     this.#translators.set(config.name, translator);
-    this.metrics.watchTranslator(config.name, () => translator.status.counts());
+    this.metrics.watchTranslator(
+      config.name,
+      () => translator.status.counts(),
+      () => ({ free: translator.portPools.freeTotal(), ...translator.portPools.stats }),
+    );
     try {
       await translator.run(signal);
     } finally {

@@ -143,13 +143,34 @@ export class RavenMetrics {
           for (const [state, n] of Object.entries(counts())) this.set({ translator, state }, n);
       },
     });
+    const translatorPools = this.#translatorPools;
+    new Gauge({
+      name: 'raven_translator_pool_ports',
+      help: 'Port pools of a translator: free (pre-created ports waiting now), taken (pods given a pool port since start), created (pool ports created since start).',
+      labelNames: ['translator', 'state'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [translator, pools] of translatorPools)
+          for (const [state, n] of Object.entries(pools())) this.set({ translator, state }, n);
+      },
+    });
   }
 
   readonly #translatorCounts = new Map<string, () => Record<string, number>>();
+  readonly #translatorPools = new Map<string, () => { free: number; taken: number; created: number }>();
 
-  /** Report a translator's managed / pending / failing objects as raven_translator_objects. */
-  watchTranslator(name: string, counts: () => Record<string, number>): void {
+  /**
+   * Report a translator's managed / pending / failing objects as raven_translator_objects, and its
+   * port pools as raven_translator_pool_ports.
+   */
+  watchTranslator(
+    name: string,
+    counts: () => Record<string, number>,
+    pools?: () => { free: number; taken: number; created: number },
+  ): void {
     this.#translatorCounts.set(name, counts);
+    if (pools !== undefined) this.#translatorPools.set(name, pools);
   }
 
   /** The OpenStack client's call observer for one translator. */

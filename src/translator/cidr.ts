@@ -116,3 +116,48 @@ export function subtractCidrs(cidr: string, excepts: readonly string[]): string[
   split(whole);
   return out.map(formatCidr);
 }
+
+/**
+ * A cluster CIDR setting as kube-apiserver takes it (`--service-cluster-ip-range`,
+ * `--cluster-cidr`): one CIDR, or one of each family separated by a comma (dual stack; the first
+ * is the primary family). Undefined when it is not that.
+ *
+ * @example
+ * splitCidrs('10.96.0.0/16,fd00:10:96::/112'); // [{ family: 4, ... }, { family: 6, ... }]
+ */
+export function splitCidrs(text: string): Cidr[] | undefined {
+  const parts = text.split(',').map((p) => p.trim());
+  if (parts.length > 2) return undefined;
+  const cidrs: Cidr[] = [];
+  for (const part of parts) {
+    if (!part.includes('/')) return undefined;
+    const cidr = parseCidr(part);
+    if (cidr === undefined || cidrs.some((c) => c.family === cidr.family)) return undefined;
+    cidrs.push(cidr);
+  }
+  return cidrs;
+}
+
+/** The family of an address or CIDR: 6 when it has a colon. */
+export function familyOf(address: string): 4 | 6 {
+  return address.includes(':') ? 6 : 4;
+}
+
+/**
+ * The last usable address of a CIDR, without the prefix: the service subnet's gateway, so that the
+ * first addresses (the `kubernetes` Service's clusterIP) stay free for VIPs. IPv4 keeps its
+ * broadcast address free; IPv6 has none.
+ */
+export function lastUsableAddress(cidr: string): string {
+  const parsed = parseCidr(cidr);
+  if (parsed === undefined) throw new Error(`not a CIDR: ${cidr}`);
+  const size = 1n << BigInt(BITS[parsed.family] - parsed.prefix);
+  const last = parsed.base + size - (parsed.family === 4 ? 2n : 1n);
+  const text = formatCidr({ family: parsed.family, base: last, prefix: BITS[parsed.family] });
+  return text.slice(0, text.indexOf('/'));
+}
+
+/** The CIDRs of a checked cluster CIDR setting ({@link splitCidrs}), in text form, primary first. */
+export function cidrList(text: string): string[] {
+  return (splitCidrs(text) ?? []).map(formatCidr);
+}

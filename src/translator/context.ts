@@ -10,6 +10,7 @@ import type { Logger } from '../util/logger.js';
 import type { Infrastructure } from './infrastructure.js';
 import type { NamespaceNetwork } from './namespace-translator.js';
 import type { PortBatcher } from './port-batcher.js';
+import type { PortPools } from './port-pool.js';
 import type { Port, PortCreate } from '../openstack/neutron-types.js';
 import type { TranslatorSettings } from './settings.js';
 import type { TranslationStatus } from './translation-status.js';
@@ -38,6 +39,8 @@ export interface TranslatorContext {
   namespaceNetworks: Map<string, { uid: string; network: NamespaceNetwork }>;
   /** The security group of each NetworkPolicy (by `namespace/name`, for one uid). */
   policyGroups: Map<string, { uid: string; id: string }>;
+  /** Each namespace's pre-created ports (pools off: it only empties pools left from before). */
+  portPools: PortPools;
   /** Pod ports created in bulk (absent when ports cannot take tags in the create body). */
   portBatcher?: PortBatcher<Port, PortCreate & { tags?: readonly string[] }> | undefined;
   logger: Logger;

@@ -1,7 +1,7 @@
 /**
  * The cluster-wide resources, ensured once at start (and again by each pass that needs them): the
- * service network and subnet (the service CIDR, its gateway at the last address so every service
- * IP is free for VIPs), the subnet pool of the cluster CIDR, and the router that joins the
+ * service network and a subnet per family of the service CIDRs (each gateway at the last address
+ * so every service IP is free for VIPs), a subnet pool per family of the cluster CIDRs, and the router that joins the
  * namespace subnets and the service subnet (with a gateway on the external network when one is
  * configured), and the group that lets pods send anywhere (the egress half of a namespace's default,
  * kept apart so that a NetworkPolicy can isolate egress alone). Anything given by ID is used as it is.
@@ -11,12 +11,22 @@ import type { Network, Router, SecurityGroup, Subnet, SubnetPool } from '../open
 import { ensureOwned } from './adopt.js';
 import { identityOf, type Owner } from './identity.js';
 import { DEFAULT_EGRESS, syncRules } from './security-group-rules.js';
-import { lastUsableAddress, type TranslatorSettings } from './settings.js';
+import { familyOf, lastUsableAddress } from './cidr.js';
+import type { TranslatorSettings } from './settings.js';
+
+/** A subnet of one IP family. */
+export interface FamilySubnet {
+  id: string;
+  cidr: string;
+  family: 4 | 6;
+}
 
 export interface Infrastructure {
   serviceNetworkId: string;
-  serviceSubnetId: string;
-  subnetPoolId: string;
+  /** A service subnet per family of the service CIDRs, the primary family first. */
+  serviceSubnets: FamilySubnet[];
+  /** A pod subnet pool per family of the pod CIDRs, the primary family first. */
+  subnetPools: { id: string; family: 4 | 6 }[];
   routerId: string;
   /** The group that lets a port send anywhere: on every pod port whose egress no policy isolates. */
   egressGroupId: string;
@@ -39,36 +49,50 @@ export async function ensureInfrastructure(
         {},
       )
     ).resource.id;
-  const serviceSubnetId =
-    s.existing.serviceSubnetId ??
-    (
-      await ensureOwned<Subnet, object>(neutron.subnets, identityOf(s.clusterId, 'service-subnet', cluster), {
-        network_id: serviceNetworkId,
-        ip_version: 4,
-        cidr: s.serviceCidr,
-        gateway_ip: lastUsableAddress(s.serviceCidr),
-        enable_dhcp: false,
-      })
-    ).resource.id;
-  const subnetPoolId =
-    s.existing.subnetPoolId ??
-    (
-      await ensureOwned<SubnetPool, object>(
-        neutron.subnetPools,
-        identityOf(s.clusterId, 'pod-pool', cluster),
-        {
-          prefixes: [s.podCidr],
-          default_prefixlen: s.podPrefixLength,
-          min_prefixlen: s.podPrefixLength,
-        },
-      )
-    ).resource.id;
+  const serviceSubnets: FamilySubnet[] = [];
+  for (const cidr of s.serviceCidrs) {
+    const family = familyOf(cidr);
+    const existing = family === 4 ? s.existing.serviceSubnetId : s.existing.serviceSubnetIdIPv6;
+    const subnet =
+      existing === undefined
+        ? (
+            await ensureOwned<Subnet, object>(
+              neutron.subnets,
+              identityOf(s.clusterId, family === 4 ? 'service-subnet' : 'service-subnet-v6', cluster),
+              {
+                network_id: serviceNetworkId,
+                ip_version: family,
+                cidr,
+                gateway_ip: lastUsableAddress(cidr),
+                enable_dhcp: false,
+              },
+            )
+          ).resource
+        : await neutron.subnets.get(existing);
+    serviceSubnets.push({ id: subnet.id, cidr: subnet.cidr, family });
+  }
+  const subnetPools: Infrastructure['subnetPools'] = [];
+  for (const cidr of s.podCidrs) {
+    const family = familyOf(cidr);
+    const existing = family === 4 ? s.existing.subnetPoolId : s.existing.subnetPoolIdIPv6;
+    const prefixlen = family === 4 ? s.podPrefixLength : s.podPrefixLengthIPv6;
+    const id =
+      existing ??
+      (
+        await ensureOwned<SubnetPool, object>(
+          neutron.subnetPools,
+          identityOf(s.clusterId, family === 4 ? 'pod-pool' : 'pod-pool-v6', cluster),
+          { prefixes: [cidr], default_prefixlen: prefixlen, min_prefixlen: prefixlen },
+        )
+      ).resource.id;
+    subnetPools.push({ id, family });
+  }
   const router =
     s.existing.routerId === undefined
       ? (await ensureOwned<Router, object>(neutron.routers, identityOf(s.clusterId, 'router', cluster), {}))
           .resource
       : await neutron.routers.get(s.existing.routerId);
-  await ensureRouterInterface(os, router.id, serviceSubnetId);
+  for (const subnet of serviceSubnets) await ensureRouterInterface(os, router.id, subnet.id);
   if (s.externalNetworkId !== undefined && router.external_gateway_info?.network_id !== s.externalNetworkId) {
     await neutron.routers.setGateway(router.id, { network_id: s.externalNetworkId });
   }
@@ -86,8 +110,8 @@ export async function ensureInfrastructure(
   );
   return {
     serviceNetworkId,
-    serviceSubnetId,
-    subnetPoolId,
+    serviceSubnets,
+    subnetPools,
     routerId: router.id,
     egressGroupId: egress.resource.id,
     projectId,

@@ -1,10 +1,10 @@
 /**
- * Namespace → a network, a subnet allocated from the pod subnet pool and attached to the router,
- * and a security group, the namespace's default ingress (its own subnet and the service subnet
+ * Namespace → a network, a subnet per family allocated from the pod subnet pools and attached to
+ * the router, the pool of pre-created ports when pools are on, and a security group, the namespace's default ingress (its own subnet and the service subnet
  * may reach its pods), whose rules are made equal to that on every pass. (Egress anywhere is the
  * cluster's egress group, kept apart so that a NetworkPolicy can isolate either direction alone.)
  * A namespace that is gone or terminating is taken apart in dependency order once its pods' ports
- * are gone: router interface, subnet, network, security group.
+ * are gone (its pool's ports first): router interfaces, subnets, network, security group.
  */
 import type { KubeObject } from '../client/kube-object.js';
 import type { DeepReadonly } from '../cache/deep-freeze.js';
@@ -21,17 +21,25 @@ import { done, requeueAfter, type HandlerResult } from '../queue/handler-result.
 import { ensureOwned, findOwned } from './adopt.js';
 import type { TranslatorContext } from './context.js';
 import { identityOf, ownerTag, clusterTag, roleTag, type Owner } from './identity.js';
-import { ensureRouterInterface, removeRouterInterface } from './infrastructure.js';
+import { familyOf } from './cidr.js';
+import { ensureRouterInterface, removeRouterInterface, type FamilySubnet } from './infrastructure.js';
 import { syncRules, type RuleSpec } from './security-group-rules.js';
 
 const KIND = 'Namespace';
 
 export interface NamespaceNetwork {
   networkId: string;
-  subnetId: string;
-  /** The subnet's CIDR: what a NetworkPolicy peer naming every pod of the namespace becomes. */
-  subnetCidr: string;
+  /**
+   * A subnet per family of the pod CIDRs, the primary family first. Their CIDRs are what a
+   * NetworkPolicy peer naming every pod of the namespace becomes.
+   */
+  subnets: FamilySubnet[];
   securityGroupId: string;
+}
+
+/** The role of a namespace's subnet of `family`. */
+function subnetRole(family: 4 | 6): 'ns-subnet' | 'ns-subnet-v6' {
+  return family === 4 ? 'ns-subnet' : 'ns-subnet-v6';
 }
 
 function ownerOf(ns: DeepReadonly<KubeObject>): Owner {
@@ -55,18 +63,21 @@ export async function namespaceNetwork(
   if (known?.uid === owner.uid) return known.network;
   const c = ctx.settings.clusterId;
   const [network] = await findOwned<Network>(ctx.os.neutron.networks, identityOf(c, 'ns-net', owner));
-  const [subnet] = await findOwned<Subnet>(ctx.os.neutron.subnets, identityOf(c, 'ns-subnet', owner));
+  const subnets: FamilySubnet[] = [];
+  for (const { family } of ctx.infra.subnetPools) {
+    const [subnet] = await findOwned<Subnet>(
+      ctx.os.neutron.subnets,
+      identityOf(c, subnetRole(family), owner),
+    );
+    if (subnet === undefined) return undefined;
+    subnets.push({ id: subnet.id, cidr: subnet.cidr, family });
+  }
   const [group] = await findOwned<SecurityGroup>(
     ctx.os.neutron.securityGroups,
     identityOf(c, 'ns-sg', owner),
   );
-  if (network === undefined || subnet === undefined || group === undefined) return undefined;
-  const found = {
-    networkId: network.id,
-    subnetId: subnet.id,
-    subnetCidr: subnet.cidr,
-    securityGroupId: group.id,
-  };
+  if (network === undefined || group === undefined) return undefined;
+  const found = { networkId: network.id, subnets, securityGroupId: group.id };
   ctx.namespaceNetworks.set(name, { uid: owner.uid, network: found });
   return found;
 }
@@ -77,15 +88,17 @@ export function forgetNamespaceNetwork(ctx: TranslatorContext, name: string): vo
 }
 
 /**
- * A namespace group's rules: its own subnet (its pods) and the service subnet (load balancers)
- * reach its pods. Addresses rather than a remote group, so that a pod whose port drops the group
- * (a NetworkPolicy isolates its ingress) still reaches the other pods of its namespace.
+ * A namespace group's rules: its own subnets (its pods) and the service subnets (load balancers)
+ * reach its pods, in each family. Addresses rather than a remote group, so that a pod whose port
+ * drops the group (a NetworkPolicy isolates its ingress) still reaches the other pods of its
+ * namespace.
  */
-export function namespaceRules(subnetCidr: string, serviceCidr: string): RuleSpec[] {
-  return [
-    { direction: 'ingress', ethertype: 'IPv4', remote_ip_prefix: subnetCidr },
-    { direction: 'ingress', ethertype: 'IPv4', remote_ip_prefix: serviceCidr },
-  ];
+export function namespaceRules(subnetCidrs: readonly string[], serviceCidrs: readonly string[]): RuleSpec[] {
+  return [...subnetCidrs, ...serviceCidrs].map((cidr) => ({
+    direction: 'ingress',
+    ethertype: familyOf(cidr) === 4 ? 'IPv4' : 'IPv6',
+    remote_ip_prefix: cidr,
+  }));
 }
 
 export async function reconcileNamespace(
@@ -102,13 +115,21 @@ export async function reconcileNamespace(
     identityOf(c, 'ns-net', owner),
     {},
   );
-  const subnet = await ensureOwned<Subnet, SubnetCreate>(neutron.subnets, identityOf(c, 'ns-subnet', owner), {
-    network_id: network.resource.id,
-    ip_version: 4,
-    subnetpool_id: ctx.infra.subnetPoolId,
-    prefixlen: ctx.settings.podPrefixLength,
-    enable_dhcp: false,
-  });
+  const subnets: FamilySubnet[] = [];
+  for (const pool of ctx.infra.subnetPools) {
+    const subnet = await ensureOwned<Subnet, SubnetCreate>(
+      neutron.subnets,
+      identityOf(c, subnetRole(pool.family), owner),
+      {
+        network_id: network.resource.id,
+        ip_version: pool.family,
+        subnetpool_id: pool.id,
+        prefixlen: pool.family === 4 ? ctx.settings.podPrefixLength : ctx.settings.podPrefixLengthIPv6,
+        enable_dhcp: false,
+      },
+    );
+    subnets.push({ id: subnet.resource.id, cidr: subnet.resource.cidr, family: pool.family });
+  }
   const group = await ensureOwned<SecurityGroup, SecurityGroupCreate>(
     neutron.securityGroups,
     identityOf(c, 'ns-sg', owner),
@@ -119,19 +140,17 @@ export async function reconcileNamespace(
   await syncRules(
     neutron.securityGroupRules,
     group.resource.id,
-    namespaceRules(subnet.resource.cidr, ctx.settings.serviceCidr),
+    namespaceRules(
+      subnets.map((s) => s.cidr),
+      ctx.infra.serviceSubnets.map((s) => s.cidr),
+    ),
     group.resource.security_group_rules,
   );
-  await ensureRouterInterface(ctx.os, ctx.infra.routerId, subnet.resource.id);
-  ctx.namespaceNetworks.set(key, {
-    uid: owner.uid,
-    network: {
-      networkId: network.resource.id,
-      subnetId: subnet.resource.id,
-      subnetCidr: subnet.resource.cidr,
-      securityGroupId: group.resource.id,
-    },
-  });
+  for (const subnet of subnets) await ensureRouterInterface(ctx.os, ctx.infra.routerId, subnet.id);
+  const net = { networkId: network.resource.id, subnets, securityGroupId: group.resource.id };
+  ctx.namespaceNetworks.set(key, { uid: owner.uid, network: net });
+  // The pool of pre-created ports: filled up, trimmed, or emptied when pools are off.
+  await ctx.portPools.sync(ctx, key, owner.uid, net);
   ctx.status.managed(KIND, key);
   return done();
 }
@@ -149,6 +168,7 @@ async function teardown(
     tags: [clusterTag(c), roleTag(role), ownerTag(key)],
   });
   const networks = await neutron.networks.list(byOwner('ns-net'));
+  await ctx.portPools.remove(ctx, key);
   // Pods' ports go first (their own reconciles remove them); wait for them rather than fight.
   for (const network of networks) {
     const ports = await neutron.ports.list({
@@ -160,7 +180,12 @@ async function teardown(
       return requeueAfter(2_000);
     }
   }
-  for (const subnet of await neutron.subnets.list(byOwner('ns-subnet'))) {
+  // Both families in one list (Neutron 21 answers 500 to `tags` with `tags-any`): its subnets by owner, then role.
+  const subnetRoles = [roleTag('ns-subnet'), roleTag('ns-subnet-v6')];
+  const subnets = (await neutron.subnets.list({ tags: [clusterTag(c), ownerTag(key)] })).filter((s) =>
+    subnetRoles.some((r) => s.tags?.includes(r) === true),
+  );
+  for (const subnet of subnets) {
     await removeRouterInterface(ctx.os, ctx.infra.routerId, subnet.id);
     await neutron.subnets.delete(subnet.id);
   }

@@ -2,7 +2,9 @@
  * Pod → a Neutron port on its namespace's subnet: device_owner `raven:pod`, device_id the pod's
  * uid, tags, and its security groups — the namespace's and the cluster's egress group, or the
  * groups of the NetworkPolicies selecting it in place of the directions they isolate — put back
- * on every pass if changed. The port's id, MAC and IPs are recorded on the pod in
+ * on every pass if changed. It has an address on each of the namespace's subnets (one per family).
+ * With port pools on, a new pod takes a pre-created port of its namespace (`port-pool.ts`) and
+ * only when none is free is its port created. The port's id, MAC and IPs are recorded on the pod in
  * the annotation `raven.openstack.org/port`, where a CNI plugin can read them; the annotation is
  * written with the resourceVersion it was decided on, so it never overwrites a newer pod.
  * Ports of a pod that is gone (or was re-created under the same name) are deleted.
@@ -11,14 +13,13 @@ import type { KubeObject } from '../client/kube-object.js';
 import type { DeepReadonly } from '../cache/deep-freeze.js';
 import { toObjectKey } from '../client/object-key.js';
 import { isInvalid, isNotFound } from '../errors/classify.js';
-import { portAddresses } from '../openstack/neutron-client.js';
 import type { Port, PortCreate } from '../openstack/neutron-types.js';
 import { done, requeueAfter, type HandlerResult } from '../queue/handler-result.js';
 import { ensureOwned, type Collection } from './adopt.js';
 import { asShape, type TranslatorContext } from './context.js';
 import { clusterTag, identityOf, ownerTag, roleTag, uidTag } from './identity.js';
 import { forgetNamespaceNetwork, namespaceNetwork } from './namespace-translator.js';
-import { PORT_ANNOTATION } from './port-annotation.js';
+import { PORT_ANNOTATION, portAnnotation } from './port-annotation.js';
 import { podGroups } from './policy-translator.js';
 
 const KIND = 'Pod';
@@ -62,32 +63,49 @@ export async function reconcilePod(key: string, ctx: TranslatorContext): Promise
     ctx.status.pending(KIND, key, 'waiting for the security group of a NetworkPolicy selecting it');
     return requeueAfter(1_000);
   }
-  let port: Port;
+  // A pool port whose take was cut short: its tags are this pod's, its description the pool's.
+  let port: Port | undefined = mine.find((p) => p.description !== identity.description);
+  if (port === undefined && mine.length === 0) port = await ctx.portPools.take(ctx, namespace, net, identity);
   try {
-    ({ resource: port } = await ensureOwned<Port, PortCreate>(
-      portsOf(ctx),
-      identity,
-      {
-        network_id: net.networkId,
-        fixed_ips: [{ subnet_id: net.subnetId }],
-        device_owner: DEVICE_OWNER,
-        device_id: uid,
-        security_groups: groups,
-      },
-      {},
-      true,
-      mine,
-    ));
+    port ??= (
+      await ensureOwned<Port, PortCreate>(
+        portsOf(ctx),
+        identity,
+        {
+          network_id: net.networkId,
+          fixed_ips: net.subnets.map((s) => ({ subnet_id: s.id })),
+          device_owner: DEVICE_OWNER,
+          device_id: uid,
+          security_groups: groups,
+        },
+        {},
+        true,
+        mine,
+      )
+    ).resource;
   } catch (error) {
     // The remembered network, subnet or group may be gone (removed behind our back): look again.
     if (isNotFound(error) || isInvalid(error)) forgetNamespaceNetwork(ctx, namespace);
     throw error;
   }
-  // The port's groups are owned too: put back on every pass, not only at create.
-  if (!sameMembers(port.security_groups ?? [], groups))
-    port = await ctx.os.neutron.ports.update(port.id, { security_groups: groups });
-  const { mac, ips } = portAddresses(port);
-  const annotation = JSON.stringify({ id: port.id, mac, ips, subnetId: net.subnetId });
+  // What the port says of its pod, and its groups, are owned too: put back on every pass, not
+  // only at create (a port taken from a pool gets them here).
+  const owned = {
+    name: identity.name,
+    description: identity.description,
+    device_owner: DEVICE_OWNER,
+    device_id: uid,
+    security_groups: groups,
+  };
+  if (
+    port.name !== owned.name ||
+    port.description !== owned.description ||
+    port.device_owner !== owned.device_owner ||
+    port.device_id !== owned.device_id ||
+    !sameMembers(port.security_groups ?? [], groups)
+  )
+    port = await ctx.os.neutron.ports.update(port.id, owned);
+  const annotation = portAnnotation(port, net.subnets);
   if (pod.metadata?.annotations?.[PORT_ANNOTATION] !== annotation) {
     await ctx.patch('Pod', namespace, pod.metadata?.name ?? '', {
       metadata: {

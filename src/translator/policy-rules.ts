@@ -7,9 +7,10 @@
  * Peers become address sets (`remote_ip_prefix`), not remote groups, for rule-count economy and
  * so that a port carries only the groups of the policies that select it:
  * - all pods of a namespace (a namespace selector alone, or an empty pod selector) → that
- *   namespace's subnet, one rule whatever the number of pods; all pods of all namespaces → the pod
- *   CIDR, one rule;
- * - some pods (a non-empty pod selector) → one /32 (/128) per pod with a port;
+ *   namespace's subnet (one per family), one rule whatever the number of pods; all pods of all
+ *   namespaces → the pod CIDR (one per family), one rule;
+ * - some pods (a non-empty pod selector) → one /32 and/or /128 per pod with a port, for each
+ *   address its port has;
  * - `ipBlock` → its CIDR, minus each `except` as the fewest prefixes that cover what is left;
  * - no peers at all → anywhere (IPv4 and IPv6).
  * Ports: a number (with `endPort`, a range) and protocol; a named port is resolved on the pods the
@@ -27,7 +28,7 @@ import type {
 import type { LabelSelector as LabelSelectorObject } from 'kubernetes-types/meta/v1.js';
 import { labelSelectorFromObject, type LabelSelector } from '../watch/scope/label-selector.js';
 import { formatCidr, parseCidr, subtractCidrs } from './cidr.js';
-import { podPortAddress } from './port-annotation.js';
+import { podPortAddresses } from './port-annotation.js';
 import { ruleKey, type RuleSpec } from './security-group-rules.js';
 
 export interface PolicyShape extends KubeObject {
@@ -47,9 +48,10 @@ type Pod = DeepReadonly<PodWithPorts>;
 export interface PolicyView {
   namespaces(): readonly DeepReadonly<KubeObject>[];
   podsIn(namespace: string): readonly Pod[];
-  /** The subnet of a namespace, when its network is known. */
-  subnetCidr(namespace: string): string | undefined;
-  podCidr: string;
+  /** The subnets of a namespace (one per family), when its network is known. */
+  subnetCidrs(namespace: string): readonly string[] | undefined;
+  /** The pod CIDRs (one per family). */
+  podCidrs: readonly string[];
 }
 
 /** Which directions a policy isolates: `policyTypes`, or Ingress (plus Egress when it has egress rules). */
@@ -95,11 +97,13 @@ interface Target {
   pods: readonly Pod[];
 }
 
+/** A pod's addresses: a /32 or /128 per family its port has. */
 function podTarget(pod: Pod): Target[] {
-  const ip = podPortAddress(pod)?.ip;
-  const cidr = ip === undefined ? undefined : parseCidr(ip);
-  if (cidr === undefined) return [];
-  return [{ ethertype: cidr.family === 4 ? 'IPv4' : 'IPv6', prefix: formatCidr(cidr), pods: [pod] }];
+  return podPortAddresses(pod).flatMap(({ ip }) => {
+    const cidr = parseCidr(ip);
+    if (cidr === undefined) return [];
+    return [{ ethertype: cidr.family === 4 ? 'IPv4' : 'IPv6', prefix: formatCidr(cidr), pods: [pod] }];
+  });
 }
 
 function prefixTarget(prefix: string, pods: readonly Pod[] = []): Target[] {
@@ -141,14 +145,14 @@ function peerTargets(
   if (podSelector === undefined || podSelector.isEmpty) {
     // Every pod of the namespaces: their subnets (every namespace: the pod CIDR).
     const allPods = namespaces.flatMap((n) => view.podsIn(n));
-    if (nsSelector?.isEmpty === true) return prefixTarget(view.podCidr, allPods);
+    if (nsSelector?.isEmpty === true) return view.podCidrs.flatMap((c) => prefixTarget(c, allPods));
     return namespaces.flatMap((n) => {
-      const cidr = view.subnetCidr(n);
-      if (cidr === undefined) {
+      const cidrs = view.subnetCidrs(n);
+      if (cidrs === undefined) {
         waiting.add(n);
         return [];
       }
-      return prefixTarget(cidr, view.podsIn(n));
+      return cidrs.flatMap((c) => prefixTarget(c, view.podsIn(n)));
     });
   }
   return namespaces

@@ -35,12 +35,14 @@ function viewOf(ctx: TranslatorContext): PolicyView {
   return {
     namespaces: () => ctx.namespaces.list(),
     podsIn: (namespace) => ctx.pods.byIndex('namespace', namespace),
-    subnetCidr: (namespace) => {
+    subnetCidrs: (namespace) => {
       const known = ctx.namespaceNetworks.get(namespace);
       const ns = ctx.namespaces.get(toObjectKey(namespace));
-      return known !== undefined && known.uid === ns?.metadata?.uid ? known.network.subnetCidr : undefined;
+      return known !== undefined && known.uid === ns?.metadata?.uid
+        ? known.network.subnets.map((s) => s.cidr)
+        : undefined;
     },
-    podCidr: ctx.settings.podCidr,
+    podCidrs: ctx.settings.podCidrs,
   };
 }
 

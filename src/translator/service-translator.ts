@@ -1,6 +1,8 @@
 /**
  * Service → an Octavia load balancer whose VIP is the Service's clusterIP, on a Neutron port on the
- * service subnet that the translator creates; one listener and one pool per Service port; pool
+ * service subnet of its family that the translator creates (a dual-stack Service: its primary
+ * clusterIP, as an Octavia load balancer has one VIP); members of that family (the slices of its
+ * address type, each pod's port address of it); one listener and one pool per Service port; pool
  * members from the Service's EndpointSlices (a member is the pod's Neutron port address when the
  * endpoint names a pod — left out while that pod is gone or has no port — and the endpoint address
  * when it names none); and, when an external network is configured,
@@ -28,6 +30,7 @@ import { done, requeueAfter, type HandlerResult } from '../queue/handler-result.
 import { ensureOwned } from './adopt.js';
 import { asShape, type TranslatorContext } from './context.js';
 import { clusterTag, identityOf, ownerTag, roleTag, uidTag, type Owner, type Role } from './identity.js';
+import { familyOf } from './cidr.js';
 import { podPortAddress } from './port-annotation.js';
 
 const KIND = 'Service';
@@ -44,6 +47,7 @@ interface ServiceShape extends KubeObject {
 }
 
 interface SliceShape extends KubeObject {
+  addressType?: string;
   ports?: { name?: string; port?: number; protocol?: string }[];
   endpoints?: {
     addresses: string[];
@@ -84,7 +88,17 @@ export async function reconcileService(
     uid,
   };
   const clusterIP = svc.spec?.clusterIP ?? '';
-  const vip = await ensureVipPort(ctx, owner, clusterIP, found.vips.mine);
+  // The VIP is on the service subnet of the clusterIP's family (a dual-stack Service: its primary).
+  const subnet = ctx.infra.serviceSubnets.find((s) => s.family === familyOf(clusterIP));
+  if (subnet === undefined) {
+    ctx.status.failing(
+      KIND,
+      key,
+      `clusterIP ${clusterIP} is IPv${familyOf(clusterIP)}, and serviceCidr has no CIDR of that family`,
+    );
+    return requeueAfter(30_000);
+  }
+  const vip = await ensureVipPort(ctx, owner, clusterIP, subnet.id, found.vips.mine);
   if (vip === undefined) {
     ctx.status.failing(
       KIND,
@@ -106,7 +120,7 @@ export async function reconcileService(
     const lb = await octavia.loadBalancers.create({
       ...identityOf(c, 'lb', owner),
       vip_port_id: vip.id,
-      vip_subnet_id: ctx.infra.serviceSubnetId,
+      vip_subnet_id: subnet.id,
       vip_address: clusterIP,
       ...(ctx.settings.loadBalancerProvider === undefined
         ? {}
@@ -210,6 +224,7 @@ async function ensureVipPort(
   ctx: TranslatorContext,
   owner: Owner,
   ip: string,
+  subnetId: string,
   listed: readonly Port[],
 ): Promise<Port | undefined> {
   const identity = identityOf(ctx.settings.clusterId, 'vip-port', owner);
@@ -220,7 +235,7 @@ async function ensureVipPort(
         identity,
         {
           network_id: ctx.infra.serviceNetworkId,
-          fixed_ips: [{ subnet_id: ctx.infra.serviceSubnetId, ip_address: ip }],
+          fixed_ips: [{ subnet_id: subnetId, ip_address: ip }],
           device_owner: 'raven:vip',
           device_id: owner.uid,
         },
@@ -241,11 +256,15 @@ function desiredMembers(
   port: DeepReadonly<ServicePort>,
 ): MemberCreate[] {
   const namespace = svc.metadata?.namespace ?? '';
-  const slices = ctx.endpointSlices
-    .byIndex('namespace', namespace)
-    .filter(
-      (s) => s.metadata?.labels?.['kubernetes.io/service-name'] === svc.metadata?.name,
-    ) as DeepReadonly<SliceShape>[];
+  // The members are of the VIP's family: its slices, and each pod's port address of that family.
+  const family = familyOf(svc.spec?.clusterIP ?? '');
+  const slices = (
+    ctx.endpointSlices
+      .byIndex('namespace', namespace)
+      .filter(
+        (s) => s.metadata?.labels?.['kubernetes.io/service-name'] === svc.metadata?.name,
+      ) as DeepReadonly<SliceShape>[]
+  ).filter((s) => (s.addressType ?? 'IPv4') === `IPv${family}`);
   const members = new Map<string, MemberCreate>();
   for (const slice of slices) {
     const slicePort =
@@ -260,7 +279,7 @@ function desiredMembers(
         // or has no port yet is left out: its endpoint address is not on any Neutron subnet and
         // may already be another pod's. The pod's port being recorded triggers this Service again.
         const pod = ctx.pods.get(toObjectKey(`${ref.namespace ?? namespace}/${ref.name}`));
-        const fromPort = podPortAddress(pod);
+        const fromPort = podPortAddress(pod, family);
         if (fromPort === undefined) continue;
         members.set(`${fromPort.ip}:${slicePort.port}`, {
           address: fromPort.ip,

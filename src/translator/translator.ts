@@ -29,6 +29,7 @@ import { ensureInfrastructure, type Infrastructure } from './infrastructure.js';
 import { reconcileNamespace } from './namespace-translator.js';
 import { reconcilePod } from './pod-translator.js';
 import { PortBatcher } from './port-batcher.js';
+import { PortPools } from './port-pool.js';
 import { concernsPod, selectsPod, type PolicyShape } from './policy-rules.js';
 import { reconcilePolicy } from './policy-translator.js';
 import { reconcileService } from './service-translator.js';
@@ -72,6 +73,8 @@ const INFRASTRUCTURE_RETRY: BackoffOptions = { initialMs: 1_000, maxMs: 30_000, 
 export class Translator {
   readonly name: string;
   readonly status: TranslationStatus;
+  /** The namespaces' pools of pre-created ports (and how many ports they gave out). */
+  readonly portPools: PortPools;
   readonly #o: TranslatorOptions;
   readonly #clock: Clock;
   readonly #log: Logger;
@@ -85,6 +88,7 @@ export class Translator {
     this.#clock = options.clock ?? systemClock;
     this.#log = (options.logger ?? silentLogger).child({ translator: options.name });
     this.status = new TranslationStatus(() => this.#clock.now());
+    this.portPools = new PortPools(options.settings.portPool);
   }
 
   /** Synced and working: infrastructure in place and every controller healthy. */
@@ -129,6 +133,7 @@ export class Translator {
       status: this.status,
       namespaceNetworks: new Map(),
       policyGroups: new Map(),
+      portPools: this.portPools,
       portBatcher: this.#o.openstack.neutron.ports.tagsOnCreate
         ? new PortBatcher(this.#o.openstack.neutron.ports)
         : undefined,
@@ -170,6 +175,7 @@ export class Translator {
       reconcile: guarded('Namespace', reconcileNamespace),
       watches: [{ informer: pods, map: byNamespace }],
     });
+    this.portPools.onRefillFailure = (name) => namespaceController.enqueue(makeObjectKey(name));
     const podController = new Controller({
       ...common,
       name: 'pods',

@@ -48,10 +48,21 @@ interface SvcObj {
 }
 interface SliceObj {
   metadata: Meta & { labels?: Record<string, string> };
+  addressType: string;
   endpoints?: { addresses: string[]; targetRef?: { kind: string; name: string } }[];
 }
 
 export const SERVICE_CIDR = '10.96.0.0/16';
+
+/** What the translator is configured with, as far as `problems()` needs it: families and pools. */
+export interface Expected {
+  /** The service CIDRs, primary first (default: SERVICE_CIDR alone). */
+  serviceCidrs?: string[];
+  /** The pod CIDRs' families, primary first (default: IPv4 alone). */
+  families?: (4 | 6)[];
+  /** Free ports each namespace's pool must hold (absent: no pool port may exist). */
+  pool?: { size: number; refillBelow: number };
+}
 
 export function config(options: {
   clusterId: string;
@@ -61,6 +72,11 @@ export function config(options: {
   external?: string;
   /** Default 5 s. */
   gcSeconds?: number;
+  /** Default SERVICE_CIDR and 10.244.0.0/16. */
+  serviceCidr?: string;
+  podCidr?: string;
+  /** A `portPool:` setting, e.g. `{ size: 3, refillBelow: 2 }`. */
+  portPool?: string;
 }): string {
   return `logLevel: debug
 server: { port: 0 }
@@ -72,9 +88,9 @@ translators:
       auth: { type: noauth, projectId: ${options.project} }
       endpoints: { network: "${options.neutron}", loadBalancer: "${options.octavia}" }
       timeoutMs: 20000
-    serviceCidr: ${SERVICE_CIDR}
-    podCidr: 10.244.0.0/16
-${options.external === undefined ? '' : `    externalNetworkId: ${options.external}\n`}    gcIntervalSeconds: ${options.gcSeconds ?? 5}
+    serviceCidr: "${options.serviceCidr ?? SERVICE_CIDR}"
+    podCidr: "${options.podCidr ?? '10.244.0.0/16'}"
+${options.external === undefined ? '' : `    externalNetworkId: ${options.external}\n`}${options.portPool === undefined ? '' : `    portPool: ${options.portPool}\n`}    gcIntervalSeconds: ${options.gcSeconds ?? 5}
     loadBalancerTimeoutSeconds: 120
 `;
 }
@@ -121,7 +137,16 @@ export async function owned(os: OpenStackClient, cluster: string) {
 }
 
 /** What is wrong with OpenStack, compared with what the cluster implies ([] when it matches). */
-export async function problems(os: OpenStackClient, cluster: string, plane: ControlPlane): Promise<string[]> {
+export async function problems(
+  os: OpenStackClient,
+  cluster: string,
+  plane: ControlPlane,
+  expected: Expected = {},
+): Promise<string[]> {
+  const families = expected.families ?? [4];
+  const serviceCidrs = expected.serviceCidrs ?? [SERVICE_CIDR];
+  const subnetRole = (family: 4 | 6): string => (family === 4 ? 'ns-subnet' : 'ns-subnet-v6');
+  const ipFamily = (ip: string): 4 | 6 => (ip.includes(':') ? 6 : 4);
   const get = async <T>(path: string): Promise<T> => ok<T>(plane.adminRequest('GET', path));
   const namespaces = (await get<K8sList<PodObj>>('/api/v1/namespaces')).items.filter(
     (n) => n.metadata.deletionTimestamp === undefined,
@@ -158,32 +183,66 @@ export async function problems(os: OpenStackClient, cluster: string, plane: Cont
     expectOne(`security group of policy ${policy.metadata.namespace ?? ''}/${policy.metadata.name}`, groups);
     if (groups[0] !== undefined) policyGroup.set(policy.metadata.uid, groups[0].r.id);
   }
-  const subnetOf = new Map<string, string>();
-  for (const ns of namespaces) {
-    const subnet = count(state.subnets, 'ns-subnet', ns.metadata.uid)[0]?.r;
-    if (subnet !== undefined) subnetOf.set(ns.metadata.name, subnet.cidr);
-  }
   const groupOf = new Map<string, string>();
+  const networkOf = new Map<string, string>();
   for (const ns of namespaces) {
-    expectOne(`network of namespace ${ns.metadata.name}`, count(state.networks, 'ns-net', ns.metadata.uid));
-    expectOne(`subnet of namespace ${ns.metadata.name}`, count(state.subnets, 'ns-subnet', ns.metadata.uid));
+    const networks = count(state.networks, 'ns-net', ns.metadata.uid);
+    expectOne(`network of namespace ${ns.metadata.name}`, networks);
+    if (networks[0] !== undefined) networkOf.set(ns.metadata.name, networks[0].r.id);
+    const subnetCidrs: string[] = [];
+    for (const family of families) {
+      const subnets = count(state.subnets, subnetRole(family), ns.metadata.uid);
+      expectOne(`IPv${family} subnet of namespace ${ns.metadata.name}`, subnets);
+      const subnet = subnets[0]?.r;
+      subnetCidrs.push(subnet?.cidr ?? `(its IPv${family} subnet)`);
+      if (subnet !== undefined && subnet.ip_version !== family)
+        out.push(`IPv${family} subnet of namespace ${ns.metadata.name} is IPv${subnet.ip_version}`);
+    }
+    for (const other of [4, 6] as const)
+      if (!families.includes(other) && count(state.subnets, subnetRole(other), ns.metadata.uid).length > 0)
+        out.push(`namespace ${ns.metadata.name} has an IPv${other} subnet`);
     const groups = count(state.groups, 'ns-sg', ns.metadata.uid);
     expectOne(`security group of namespace ${ns.metadata.name}`, groups);
     const group = groups[0]?.r;
     if (group !== undefined) groupOf.set(ns.metadata.name, group.id);
     if (group !== undefined) {
       const rules = (group.security_group_rules ?? []).map(ruleText).sort();
-      const want = [
-        `ingress IPv4 from ${subnetOf.get(ns.metadata.name) ?? '(its subnet)'}`,
-        `ingress IPv4 from ${SERVICE_CIDR}`,
-      ].sort();
+      const want = [...subnetCidrs, ...serviceCidrs]
+        .map((cidr) => `ingress IPv${ipFamily(cidr)} from ${cidr}`)
+        .sort();
       if (JSON.stringify(rules) !== JSON.stringify(want))
         out.push(
           `rules of namespace ${ns.metadata.name}'s group: ${rules.join('; ')} instead of ${want.join('; ')}`,
         );
     }
   }
-  const podIp = new Map<string, string>();
+  // Each namespace's pool: between refillBelow and size free ports, inert, on its network.
+  for (const ns of namespaces) {
+    const pool = count(state.ports, 'pool-port', ns.metadata.uid).map((x) => x.r);
+    const name = ns.metadata.name;
+    if (expected.pool === undefined) {
+      if (pool.length > 0) out.push(`namespace ${name} has ${pool.length} pool ports, and pools are off`);
+      continue;
+    }
+    if (pool.length < expected.pool.refillBelow || pool.length > expected.pool.size)
+      out.push(
+        `namespace ${name} has ${pool.length} free pool ports, not ${expected.pool.refillBelow} to ${expected.pool.size}`,
+      );
+    for (const port of pool) {
+      if (port.device_owner !== 'raven:pool' || (port.security_groups ?? []).length > 0 || port.device_id)
+        out.push(
+          `pool port ${port.id} of ${name} is not inert (${port.device_owner ?? '?'}, groups ${(port.security_groups ?? []).join(',')})`,
+        );
+      if (port.network_id !== networkOf.get(name))
+        out.push(`pool port ${port.id} of ${name} is on another network`);
+      if (JSON.stringify(port.fixed_ips.map((f) => ipFamily(f.ip_address))) !== JSON.stringify(families))
+        out.push(
+          `pool port ${port.id} of ${name} has addresses ${port.fixed_ips.map((f) => f.ip_address).join(',')}`,
+        );
+    }
+  }
+  /** Each pod's port address per family, by `namespace/name`. */
+  const podIps = new Map<string, Map<4 | 6, string>>();
   for (const pod of pods) {
     const key = `${pod.metadata.namespace ?? ''}/${pod.metadata.name}`;
     const ports = count(state.ports, 'pod-port', pod.metadata.uid);
@@ -204,10 +263,28 @@ export async function problems(os: OpenStackClient, cluster: string, plane: Cont
     const groupsNow = [...(port.security_groups ?? [])].sort();
     if (JSON.stringify(groupsNow) !== JSON.stringify(wantGroups.sort()))
       out.push(`port of pod ${key} is in groups ${groupsNow.join(',')}, not ${wantGroups.join(',')}`);
+    if (port.network_id !== networkOf.get(pod.metadata.namespace ?? ''))
+      out.push(`port of pod ${key} is not on its namespace's network`);
+    const byFamily = new Map(port.fixed_ips.map((f) => [ipFamily(f.ip_address), f.ip_address] as const));
+    if (
+      JSON.stringify(port.fixed_ips.map((f) => ipFamily(f.ip_address)).sort()) !==
+      JSON.stringify([...families].sort())
+    )
+      out.push(`port of pod ${key} has addresses ${port.fixed_ips.map((f) => f.ip_address).join(',')}`);
+    podIps.set(key, byFamily);
     const recorded = pod.metadata.annotations?.[PORT_ANNOTATION];
-    const ip = port.fixed_ips[0]?.ip_address ?? '';
-    podIp.set(key, ip);
-    if (recorded === undefined || !recorded.includes(port.id) || !recorded.includes(ip))
+    let ips: string[] = [];
+    try {
+      ips = recorded === undefined ? [] : ((JSON.parse(recorded) as { ips?: string[] }).ips ?? []);
+    } catch {
+      // Not JSON: reported below.
+    }
+    const wantIps = families.map((f) => byFamily.get(f) ?? `(IPv${f} address)`);
+    if (
+      recorded === undefined ||
+      !recorded.includes(port.id) ||
+      JSON.stringify(ips) !== JSON.stringify(wantIps)
+    )
       out.push(`pod ${key} does not record its port (${recorded ?? 'no annotation'})`);
   }
   for (const svc of services) {
@@ -232,25 +309,31 @@ export async function problems(os: OpenStackClient, cluster: string, plane: Cont
     const wantListeners = (svc.spec.ports ?? []).map((p) => `${p.protocol ?? 'TCP'}:${p.port}`).sort();
     if (JSON.stringify(listeners) !== JSON.stringify(wantListeners))
       out.push(`listeners of ${key}: ${listeners.join(',')} instead of ${wantListeners.join(',')}`);
+    // Members of the VIP's family: the slices of that address type, each pod's address of it.
+    const family = ipFamily(svc.spec.clusterIP ?? '');
     const wantMembers = slices
       .filter(
         (s) =>
           s.metadata.namespace === svc.metadata.namespace &&
-          s.metadata.labels?.['kubernetes.io/service-name'] === svc.metadata.name,
+          s.metadata.labels?.['kubernetes.io/service-name'] === svc.metadata.name &&
+          s.addressType === `IPv${family}`,
       )
       .flatMap((s) => s.endpoints ?? [])
       // An endpoint naming a pod that is gone is no member (not even with the endpoint's address).
-      .flatMap((e) => podIp.get(`${svc.metadata.namespace ?? ''}/${e.targetRef?.name ?? ''}`) ?? [])
+      .flatMap(
+        (e) => podIps.get(`${svc.metadata.namespace ?? ''}/${e.targetRef?.name ?? ''}`)?.get(family) ?? [],
+      )
       .sort();
+    const wantMembersUnique = [...new Set(wantMembers)];
     for (const l of count(state.listeners, 'listener', uid)) {
       const poolId = l.r.default_pool_id;
       const members =
         poolId === undefined || poolId === null
           ? []
           : (await os.octavia.members(poolId).list()).map((m) => m.address).sort();
-      if (JSON.stringify(members) !== JSON.stringify(wantMembers))
+      if (JSON.stringify(members) !== JSON.stringify(wantMembersUnique))
         out.push(
-          `members of ${key} ${l.r.protocol_port}: ${members.join(',')} instead of ${wantMembers.join(',')}`,
+          `members of ${key} ${l.r.protocol_port}: ${members.join(',')} instead of ${wantMembersUnique.join(',')}`,
         );
     }
     const fips = count(state.fips, 'fip', uid);
@@ -288,12 +371,13 @@ export async function converge(
   plane: ControlPlane,
   raven: RavenProcess,
   what: string,
+  expected: Expected = {},
 ): Promise<void> {
   let last: string[] = [];
   await until(
     what,
     async () => {
-      last = await problems(os, cluster, plane);
+      last = await problems(os, cluster, plane, expected);
       return last.length === 0;
     },
     {

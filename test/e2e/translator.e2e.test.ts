@@ -245,5 +245,31 @@ test('a translator config error names the field and what would be valid', async 
   const result = await runRaven(['check', '-c', cfg]);
   assert.equal(result.code, 1);
   assert.match(result.stderr, /translators\[0\]\.clusterId: .*a cluster id of 1-30 characters/);
-  assert.match(result.stderr, /translators\[0\]\.serviceCidr: .*an IPv4 CIDR such as 10\.96\.0\.0\/16/);
+  assert.match(
+    result.stderr,
+    /translators\[0\]\.serviceCidr: .*a CIDR, or an IPv4 and an IPv6 CIDR separated by a comma \(dual stack\), such as 10\.96\.0\.0\/16,fd00:10:96::\/112/,
+  );
+  // Dual stack needs both families on both sides; a pool refills below its size.
+  const dual = await writeConfig(
+    dir,
+    `translators:
+  - name: openstack
+    type: openstack
+    clusterId: dual
+    openstack: { auth: { type: noauth, projectId: p }, endpoints: { network: "http://127.0.0.1:9" } }
+    serviceCidr: 10.96.0.0/16,fd00:10:96::/112
+    podCidr: 10.244.0.0/16
+    portPool: { size: 2, refillBelow: 3 }
+`,
+  );
+  const second = await runRaven(['check', '-c', dual]);
+  assert.equal(second.code, 1);
+  assert.match(
+    second.stderr,
+    /translators\[0\]\.podCidr: expected podCidr to have the same IP families as serviceCidr \(IPv4,IPv6\)/,
+  );
+  assert.match(
+    second.stderr,
+    /translators\[0\]\.portPool\.refillBelow: expected refillBelow to be at most size/,
+  );
 });

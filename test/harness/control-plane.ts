@@ -111,6 +111,8 @@ export const FEATURE_GATES: Readonly<Record<string, boolean>> = {
 export interface ControlPlaneOptions {
   /** Gates to set over {@link FEATURE_GATES} (e.g. `{ ShardedListAndWatch: false }`). */
   featureGates?: Record<string, boolean>;
+  /** `--service-cluster-ip-range` (default 10.96.0.0/16); two CIDRs, one per family, for dual stack. */
+  serviceClusterIpRange?: string;
 }
 
 export class ControlPlane {
@@ -206,7 +208,7 @@ export class ControlPlane {
         '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
         `--token-auth-file=${join(dir, 'pki', 'tokens.csv')}`,
         '--authorization-mode=RBAC',
-        '--service-cluster-ip-range=10.96.0.0/16',
+        `--service-cluster-ip-range=${options.serviceClusterIpRange ?? '10.96.0.0/16'}`,
         // The apiserver cannot publish a loopback address as the kubernetes Service endpoint.
         '--endpoint-reconciler-type=none',
         '--allow-privileged=true',

@@ -1,6 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { formatCidr, parseCidr, subtractCidrs } from '../../../src/translator/cidr.js';
+import {
+  cidrList,
+  formatCidr,
+  lastUsableAddress,
+  parseCidr,
+  splitCidrs,
+  subtractCidrs,
+} from '../../../src/translator/cidr.js';
 
 const normal = (text: string): string | undefined => {
   const cidr = parseCidr(text);
@@ -36,4 +43,17 @@ test('an ipBlock except becomes the fewest prefixes covering what is left', () =
     '10.0.0.3/32',
   ]);
   assert.deepEqual(subtractCidrs('fd00::/126', ['fd00::/127']), ['fd00::2/127']);
+});
+
+test('a cluster CIDR setting: one CIDR, or one per family (dual stack), the primary first', () => {
+  assert.deepEqual(cidrList('10.96.0.0/16'), ['10.96.0.0/16']);
+  assert.deepEqual(cidrList('fd00:10:96::/112, 10.96.0.0/16'), ['fd00:10:96::/112', '10.96.0.0/16']);
+  for (const bad of ['10.96.0.0/16,10.97.0.0/16', '10.96.0.0/16,fd00::/64,fd01::/64', '10.96.0.1', '', 'x/8'])
+    assert.equal(splitCidrs(bad), undefined, bad);
+});
+
+test("a service subnet's gateway is its last usable address (IPv4 keeps the broadcast free)", () => {
+  assert.equal(lastUsableAddress('10.96.0.0/16'), '10.96.255.254');
+  assert.equal(lastUsableAddress('10.0.0.0/24'), '10.0.0.254');
+  assert.equal(lastUsableAddress('fd00:10:96::/112'), 'fd00:10:96::ffff');
 });

@@ -48,8 +48,9 @@ const pods = [
 const view: PolicyView = {
   namespaces: () => namespaces,
   podsIn: (n) => pods.filter((p) => p.metadata?.namespace === n),
-  subnetCidr: (n) => ({ shop: '10.244.0.0/24', tools: '10.244.1.0/24', 'kube-system': '10.244.2.0/24' })[n],
-  podCidr: '10.244.0.0/16',
+  subnetCidrs: (n) =>
+    ({ shop: ['10.244.0.0/24'], tools: ['10.244.1.0/24'], 'kube-system': ['10.244.2.0/24'] })[n],
+  podCidrs: ['10.244.0.0/16'],
 };
 
 const policy = (spec: PolicyShape['spec']): PolicyShape => ({
@@ -220,4 +221,70 @@ test('egress to DNS, and a named egress port resolved on each peer pod', () => {
   // Ingress rules of an Egress-only policy are not its business.
   const onlyEgress = policy({ podSelector: {}, policyTypes: ['Egress'], ingress: [{}] });
   assert.deepEqual(policyRules(onlyEgress, view).rules, []);
+});
+
+test('dual stack: every peer becomes a rule per family (subnets, pod CIDRs, each pod address)', () => {
+  const dual = (name: string, v4: string, v6: string, labels: Record<string, string>): PodWithPorts => ({
+    metadata: {
+      name,
+      namespace: 'shop',
+      uid: name,
+      labels,
+      annotations: {
+        [PORT_ANNOTATION]: JSON.stringify({
+          id: 'p',
+          ips: [v4, v6],
+          subnetId: 's4',
+          subnetIds: ['s4', 's6'],
+        }),
+      },
+    },
+  });
+  const dualPods = [
+    dual('web', '10.244.0.5', 'fd00:10:244::5', { app: 'web' }),
+    dual('db', '10.244.0.9', 'fd00:10:244::9', { app: 'db' }),
+  ];
+  const dualView: PolicyView = {
+    namespaces: () => namespaces,
+    podsIn: (n) => dualPods.filter((p) => p.metadata?.namespace === n),
+    subnetCidrs: (n) => (n === 'tools' ? ['10.244.1.0/24', 'fd00:10:244:1::/64'] : undefined),
+    podCidrs: ['10.244.0.0/16', 'fd00:10:244::/56'],
+  };
+  const { rules, waitingFor } = policyRules(
+    policy({
+      podSelector: { matchLabels: { app: 'db' } },
+      ingress: [
+        { from: [{ podSelector: { matchLabels: { app: 'web' } } }] },
+        { from: [{ namespaceSelector: { matchLabels: { team: 'b' } } }] },
+        { from: [{ namespaceSelector: {} }], ports: [{ port: 9100 }] },
+      ],
+    }),
+    dualView,
+  );
+  assert.deepEqual(waitingFor, []);
+  assert.deepEqual(
+    keys(rules),
+    [
+      rule({ direction: 'ingress', ethertype: 'IPv4', remote_ip_prefix: '10.244.0.5/32' }),
+      rule({ direction: 'ingress', ethertype: 'IPv6', remote_ip_prefix: 'fd00:10:244::5/128' }),
+      rule({ direction: 'ingress', ethertype: 'IPv4', remote_ip_prefix: '10.244.1.0/24' }),
+      rule({ direction: 'ingress', ethertype: 'IPv6', remote_ip_prefix: 'fd00:10:244:1::/64' }),
+      rule({
+        direction: 'ingress',
+        ethertype: 'IPv4',
+        protocol: 'tcp',
+        port_range_min: 9100,
+        port_range_max: 9100,
+        remote_ip_prefix: '10.244.0.0/16',
+      }),
+      rule({
+        direction: 'ingress',
+        ethertype: 'IPv6',
+        protocol: 'tcp',
+        port_range_min: 9100,
+        port_range_max: 9100,
+        remote_ip_prefix: 'fd00:10:244::/56',
+      }),
+    ].sort(),
+  );
 });

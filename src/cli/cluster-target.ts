@@ -51,6 +51,21 @@ export interface Selectors {
 }
 
 /**
+ * `raven get|watch RESOURCE [NAME]`: the resource and the optional name, or a usage error that
+ * shows the command's own example.
+ */
+export function resourceArguments(
+  command: 'get' | 'watch',
+  positionals: readonly string[],
+): { resourceName: string; name: string | undefined } {
+  const [resourceName, name, ...extra] = positionals;
+  if (resourceName === undefined)
+    throw new UsageError(`raven ${command} needs a resource, e.g. \`raven ${command} pods\``);
+  if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
+  return { resourceName, name };
+}
+
+/**
  * The selectors, checked (a parse error points at the position), with a named object as a
  * `metadata.name=` field term; `-A` with `-n` is a usage error.
  */

@@ -23,6 +23,7 @@ import {
   connectCluster,
   scopeSelectors,
   watchTarget,
+  resourceArguments,
 } from './cluster-target.js';
 import { parseWatchFormat, WatchPrinter, type PrintedObject } from './format-watch.js';
 import { UsageError } from './usage-error.js';
@@ -47,9 +48,7 @@ export async function getCommand(argv: string[], deps: GetCommandDeps): Promise<
     await write(deps.output.out, `${getUsage}\n`);
     return 0;
   }
-  const [resourceName, name, ...extra] = positionals;
-  if (resourceName === undefined) throw new UsageError('raven get needs a resource, e.g. `raven get pods`');
-  if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
+  const { resourceName, name } = resourceArguments('get', positionals);
   const format = parseWatchFormat(values.output ?? 'table');
   if (format.kind === 'diff')
     throw new UsageError('--output diff shows changes: use `raven watch -o diff`; raven get prints objects');

@@ -16,9 +16,9 @@ import {
   connectCluster,
   scopeSelectors,
   watchTarget,
+  resourceArguments,
 } from './cluster-target.js';
 import { parseWatchFormat, WatchPrinter, type PrintedObject } from './format-watch.js';
-import { UsageError } from './usage-error.js';
 import { WatchFailures } from './watch-failures.js';
 import { ServerTable } from './server-table.js';
 import { ListProgress } from './list-progress.js';
@@ -48,10 +48,7 @@ export async function watchCommand(argv: string[], deps: WatchCommandDeps): Prom
     await write(deps.output.out, `${watchUsage}\n`);
     return 0;
   }
-  const [resourceName, name, ...extra] = positionals;
-  if (resourceName === undefined)
-    throw new UsageError('raven watch needs a resource, e.g. `raven watch pods`');
-  if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
+  const { resourceName, name } = resourceArguments('watch', positionals);
   const format = parseWatchFormat(values.output ?? 'table');
   // Validate selectors before any request, with errors that point at the position.
   const selectors = scopeSelectors(values, name);

@@ -63,9 +63,19 @@ export async function reconcilePod(key: string, ctx: TranslatorContext): Promise
     ctx.status.pending(KIND, key, 'waiting for the security group of a NetworkPolicy selecting it');
     return requeueAfter(1_000);
   }
+  // What the port says of its pod, and its groups, are owned: put back on every pass, not only at
+  // create (a port taken from a pool is given them by its take).
+  const owned = {
+    name: identity.name,
+    description: identity.description,
+    device_owner: DEVICE_OWNER,
+    device_id: uid,
+    security_groups: groups,
+  };
   // A pool port whose take was cut short: its tags are this pod's, its description the pool's.
   let port: Port | undefined = mine.find((p) => p.description !== identity.description);
-  if (port === undefined && mine.length === 0) port = await ctx.portPools.take(ctx, namespace, net, identity);
+  if (port === undefined && mine.length === 0)
+    port = await ctx.portPools.take(ctx, namespace, net, identity.tags, owned);
   try {
     port ??= (
       await ensureOwned<Port, PortCreate>(
@@ -88,15 +98,6 @@ export async function reconcilePod(key: string, ctx: TranslatorContext): Promise
     if (isNotFound(error) || isInvalid(error)) forgetNamespaceNetwork(ctx, namespace);
     throw error;
   }
-  // What the port says of its pod, and its groups, are owned too: put back on every pass, not
-  // only at create (a port taken from a pool gets them here).
-  const owned = {
-    name: identity.name,
-    description: identity.description,
-    device_owner: DEVICE_OWNER,
-    device_id: uid,
-    security_groups: groups,
-  };
   if (
     port.name !== owned.name ||
     port.description !== owned.description ||

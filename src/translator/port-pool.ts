@@ -12,16 +12,17 @@
  * pool first, and the garbage collector finds the pools of namespaces deleted while Raven was down
  * (their description names the namespace), so pools are cleaned up like everything else.
  *
- * Taking a port moves its tags to the pod first: from then on every lookup finds it as the pod's
- * port, so a crash right after neither leaks it nor gives the pod a second one, and the pod's
- * reconcile sets the rest (name, description, device, groups) as it does on any port of its own
- * that differs. A port handed out is not handed out again; the free list is rebuilt from what
+ * Taking a port sets its tags (the pod's: from then on every lookup finds it as the pod's port)
+ * and its attributes (name, description, device, groups) with two calls made at once. A crash
+ * that lets only the tags land leaves a take the pod's next pass finishes, as it puts back any
+ * attribute of its port that differs; one that lets only the attributes land leaves a pool port
+ * that is not inert, which the next fill deletes: neither leaks a port nor gives a pod two. A port handed out is not handed out again; the free list is rebuilt from what
  * Neutron lists at each fill, less the ports handed out since.
  */
 import { isNotFound } from '../errors/classify.js';
-import type { Port, PortCreate } from '../openstack/neutron-types.js';
+import type { Port, PortCreate, PortUpdate } from '../openstack/neutron-types.js';
 import type { TranslatorContext } from './context.js';
-import { clusterTag, identityOf, ownerTag, roleTag, uidTag, type Identity } from './identity.js';
+import { clusterTag, identityOf, ownerTag, roleTag, uidTag } from './identity.js';
 import type { NamespaceNetwork } from './namespace-translator.js';
 import type { PortPoolSettings } from './settings.js';
 
@@ -71,27 +72,40 @@ export class PortPools {
   }
 
   /**
-   * A free port of namespace `name` on `net`, now tagged as the pod's with `identity`; undefined
-   * when none is free. The caller sets the port's other attributes.
+   * A free port of namespace `name` on `net`, taken for a pod: its tags become `tags` and its
+   * attributes `attributes`, both at once (two calls: Neutron sets tags only by a call of their
+   * own). Undefined when none is free.
    */
   async take(
     ctx: TranslatorContext,
     name: string,
     net: NamespaceNetwork,
-    identity: Identity,
+    tags: readonly string[],
+    attributes: PortUpdate,
   ): Promise<Port | undefined> {
     const pool = this.#pools.get(name);
     if (pool === undefined || pool.networkId !== net.networkId) return undefined;
+    const ports = ctx.os.neutron.ports;
     try {
-      for (let port = pool.free.shift(); port !== undefined; port = pool.free.shift()) {
-        pool.taken.add(port.id);
-        try {
-          const tags = await ctx.os.neutron.ports.setTags(port.id, identity.tags);
+      for (let free = pool.free.shift(); free !== undefined; free = pool.free.shift()) {
+        pool.taken.add(free.id);
+        // Either may land without the other (a crash, a timeout): tags without attributes is a
+        // take the pod's next pass finishes; attributes without tags leave a pool port that is
+        // not inert, which the next fill deletes.
+        const [tagged, updated] = await Promise.allSettled([
+          ports.setTags(free.id, tags),
+          ports.update(free.id, attributes),
+        ]);
+        if (tagged.status === 'fulfilled' && updated.status === 'fulfilled') {
           this.stats.taken++;
-          return { ...port, tags };
-        } catch (error) {
-          // Deleted behind our back (or by a trim): try the next one.
-          if (!isNotFound(error)) throw error;
+          return { ...updated.value, tags: tagged.value };
+        }
+        const failure = [tagged, updated].find((r) => r.status === 'rejected' && !isNotFound(r.reason));
+        // Both 404: deleted behind our back (or by a trim); try the next one.
+        if (failure?.status === 'rejected') {
+          // The next fill looks at it again: still free, not inert (deleted), or the pod's by its tags.
+          pool.taken.delete(free.id);
+          throw failure.reason;
         }
       }
       return undefined;
@@ -141,11 +155,14 @@ export class PortPools {
     const ids = new Set(listed.map((p) => p.id));
     for (const id of pool.taken) if (!ids.has(id)) pool.taken.delete(id);
     const subnets = net.subnets.map((s) => s.id).sort();
+    // Not inert any more (a take whose tags did not land) or not of this namespace and network.
     const stale = listed.filter(
       (p) =>
-        p.tags?.includes(uidTag(pool.uid)) !== true ||
-        p.network_id !== net.networkId ||
-        JSON.stringify(p.fixed_ips.map((f) => f.subnet_id).sort()) !== JSON.stringify(subnets),
+        !pool.taken.has(p.id) &&
+        (p.device_owner !== POOL_DEVICE_OWNER ||
+          p.tags?.includes(uidTag(pool.uid)) !== true ||
+          p.network_id !== net.networkId ||
+          JSON.stringify(p.fixed_ips.map((f) => f.subnet_id).sort()) !== JSON.stringify(subnets)),
     );
     const usable = listed.filter((p) => !stale.includes(p) && !pool.taken.has(p.id));
     const size = this.#settings?.size ?? 0;

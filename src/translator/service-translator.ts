@@ -1,8 +1,8 @@
 /**
  * Service → an Octavia load balancer whose VIP is the Service's clusterIP, on a Neutron port on the
- * service subnet of its family that the translator creates (a dual-stack Service: its primary
- * clusterIP, as an Octavia load balancer has one VIP); members of that family (the slices of its
- * address type, each pod's port address of it); one listener and one pool per Service port; pool
+ * service subnet of its family that the translator creates (a dual-stack Service: one load
+ * balancer per clusterIP, as an Octavia load balancer has one VIP); members of the VIP's family
+ * (the slices of its address type, each pod's port address of it); one listener and one pool per Service port; pool
  * members from the Service's EndpointSlices (a member is the pod's Neutron port address when the
  * endpoint names a pod — left out while that pod is gone or has no port — and the endpoint address
  * when it names none); and, when an external network is configured,
@@ -42,7 +42,13 @@ interface ServicePort {
 }
 
 interface ServiceShape extends KubeObject {
-  spec?: { type?: string; clusterIP?: string; ports?: ServicePort[]; externalIPs?: string[] };
+  spec?: {
+    type?: string;
+    clusterIP?: string;
+    clusterIPs?: string[];
+    ports?: ServicePort[];
+    externalIPs?: string[];
+  };
   status?: { loadBalancer?: { ingress?: { ip?: string }[] } };
 }
 
@@ -80,68 +86,142 @@ export async function reconcileService(
     ctx.status.forget(KIND, key);
     return done();
   }
-  const c = ctx.settings.clusterId;
   const owner: Owner = {
     kind: KIND,
     namespace: svc.metadata?.namespace,
     name: svc.metadata?.name ?? '',
     uid,
   };
-  const clusterIP = svc.spec?.clusterIP ?? '';
-  // The VIP is on the service subnet of the clusterIP's family (a dual-stack Service: its primary).
-  const subnet = ctx.infra.serviceSubnets.find((s) => s.family === familyOf(clusterIP));
-  if (subnet === undefined) {
-    ctx.status.failing(
-      KIND,
-      key,
-      `clusterIP ${clusterIP} is IPv${familyOf(clusterIP)}, and serviceCidr has no CIDR of that family`,
-    );
-    return requeueAfter(30_000);
+  // A load balancer per clusterIP (a dual-stack Service has one of each family: an Octavia load
+  // balancer has one VIP). The primary keeps the identity a single-stack Service has.
+  const clusterIPs = clusterIPsOf(svc);
+  const dropped = await removeDroppedFamilies(ctx, found, clusterIPs);
+  if (dropped === 'waiting') {
+    ctx.status.pending(KIND, key, "waiting for a dropped family's load balancer to be deleted");
+    return requeueAfter(1_000);
   }
-  const vip = await ensureVipPort(ctx, owner, clusterIP, subnet.id, found.vips.mine);
-  if (vip === undefined) {
-    ctx.status.failing(
-      KIND,
-      key,
-      `clusterIP ${clusterIP} is held by a Neutron port that is not this Service's`,
+  const vips: Port[] = [];
+  for (const [index, clusterIP] of clusterIPs.entries()) {
+    const family = familyOf(clusterIP);
+    const subnet = ctx.infra.serviceSubnets.find((s) => s.family === family);
+    if (subnet === undefined) {
+      ctx.status.failing(
+        KIND,
+        key,
+        `clusterIP ${clusterIP} is IPv${family}, and serviceCidr has no CIDR of that family`,
+      );
+      return requeueAfter(30_000);
+    }
+    const suffix = index === 0 ? '' : `ipv${family}`;
+    const vip = await ensureVipPort(
+      ctx,
+      owner,
+      clusterIP,
+      subnet.id,
+      suffix,
+      found.vips.mine.filter((p) => holds(p, clusterIP)),
     );
-    return requeueAfter(30_000);
+    if (vip === undefined) {
+      ctx.status.failing(
+        KIND,
+        key,
+        `clusterIP ${clusterIP} is held by a Neutron port that is not this Service's`,
+      );
+      return requeueAfter(30_000);
+    }
+    vips.push(vip);
+    await syncLoadBalancer(ctx, svc, owner, {
+      key,
+      clusterIP,
+      subnetId: subnet.id,
+      suffix,
+      vip,
+      existing: found.lbs.mine.find((lb) => lb.vip_address === clusterIP),
+    });
   }
+  // A floating IP goes to the IPv4 VIP (Neutron's floating IPs are IPv4).
+  const vip4 = vips.find((v) => v.fixed_ips.some((f) => familyOf(f.ip_address) === 4));
+  await syncFloatingIp(ctx, svc, owner, vip4, found.fips.mine);
+  ctx.status.managed(KIND, key);
+  return done();
+}
+
+/** The Service's clusterIPs, the primary first (`spec.clusterIPs`, else `spec.clusterIP`). */
+function clusterIPsOf(svc: DeepReadonly<ServiceShape>): string[] {
+  const ips = svc.spec?.clusterIPs ?? [svc.spec?.clusterIP ?? ''];
+  return ips.filter((ip) => ip !== '' && ip !== 'None');
+}
+
+/** Whether a port holds `ip`. */
+function holds(port: Port, ip: string): boolean {
+  return port.fixed_ips.some((f) => f.ip_address === ip);
+}
+
+/**
+ * This Service's load balancers and VIP ports on an address that is no clusterIP of it any more
+ * (a dual-stack Service made single-stack): removed, the load balancer first.
+ */
+async function removeDroppedFamilies(
+  ctx: TranslatorContext,
+  found: OwnedResources,
+  clusterIPs: readonly string[],
+): Promise<'clean' | 'waiting'> {
+  const lbs = found.lbs.mine.filter((lb) => !clusterIPs.includes(lb.vip_address ?? ''));
+  for (const lb of lbs) {
+    if (lb.provisioning_status?.startsWith('PENDING') === true) continue;
+    await ctx.os.octavia.loadBalancers.delete(lb.id, { cascade: true });
+  }
+  if (lbs.length > 0) return 'waiting';
+  for (const port of found.vips.mine)
+    if (!clusterIPs.some((ip) => holds(port, ip))) await ctx.os.neutron.ports.delete(port.id);
+  return 'clean';
+}
+
+/** One load balancer of a Service: on `vip`, with a listener and pool per Service port. */
+async function syncLoadBalancer(
+  ctx: TranslatorContext,
+  svc: DeepReadonly<ServiceShape>,
+  owner: Owner,
+  target: {
+    key: string;
+    clusterIP: string;
+    subnetId: string;
+    suffix: string;
+    vip: Port;
+    existing: LoadBalancer | undefined;
+  },
+): Promise<void> {
   const wanted = new Map((svc.spec?.ports ?? []).map((p) => [listenerKey(p), p]));
   const wait = { timeoutMs: ctx.settings.loadBalancerTimeoutMs, signal: ctx.signal };
   const octavia = ctx.os.octavia;
-  const [existing] = found.lbs.mine;
   let changes: LoadBalancerChanges;
   let children: Children | undefined;
-  if (existing === undefined) {
+  if (target.existing === undefined) {
     // A new Service: nothing to list under the new load balancer. (Octavia's one-call create of a
     // load balancer with its listeners and pools leaves those PENDING_CREATE for good in the lab's
     // Octavia 11, and a pool created with members answers 500: they are created one by one.)
     const lb = await octavia.loadBalancers.create({
-      ...identityOf(c, 'lb', owner),
-      vip_port_id: vip.id,
-      vip_subnet_id: subnet.id,
-      vip_address: clusterIP,
+      ...identityOf(ctx.settings.clusterId, 'lb', owner, target.suffix),
+      vip_port_id: target.vip.id,
+      vip_subnet_id: target.subnetId,
+      vip_address: target.clusterIP,
       ...(ctx.settings.loadBalancerProvider === undefined
         ? {}
         : { provider: ctx.settings.loadBalancerProvider }),
     });
     changes = octavia.changes(lb.id, 'changed', wait);
     children = { listeners: [], pools: [] };
-    ctx.status.pending(KIND, key, 'waiting for the load balancer');
+    ctx.status.pending(KIND, target.key, 'waiting for the load balancer');
   } else {
     changes = octavia.changes(
-      existing.id,
-      existing.provisioning_status === 'ACTIVE' ? 'active' : 'unknown',
+      target.existing.id,
+      target.existing.provisioning_status === 'ACTIVE' ? 'active' : 'unknown',
       wait,
     );
-    ctx.status.pending(KIND, key, 'configuring listeners and members');
+    ctx.status.pending(KIND, target.key, 'configuring listeners and members');
   }
-  await syncListeners(ctx, svc, owner, wanted, changes, children);
+  await syncListeners(ctx, svc, owner, wanted, changes, children, familyOf(target.clusterIP));
   await changes.settle();
-  await syncFloatingIp(ctx, svc, owner, vip, found.fips.mine);
-  ctx.status.managed(KIND, key);
-  return done();
 }
 
 function protocolsOf(port: DeepReadonly<ServicePort>): { listener: ListenerProtocol; pool: PoolProtocol } {
@@ -166,15 +246,21 @@ async function syncListeners(
   wanted: Map<string, DeepReadonly<ServicePort>>,
   changes: LoadBalancerChanges,
   known: Children | undefined,
+  family: 4 | 6,
 ): Promise<void> {
   const c = ctx.settings.clusterId;
   const octavia = ctx.os.octavia;
   const lbId = changes.loadBalancerId;
+  // A dual-stack Service has two load balancers: only this one's children.
+  const underThis = (r: { loadbalancers?: { id: string }[] | undefined }): boolean =>
+    r.loadbalancers === undefined || r.loadbalancers.some((lb) => lb.id === lbId);
   const { listeners, pools } = known ?? {
-    listeners: await octavia.listeners.list({
-      tags: [clusterTag(c), roleTag('listener'), uidTag(owner.uid)],
-    }),
-    pools: await octavia.pools.list({ tags: [clusterTag(c), roleTag('pool'), uidTag(owner.uid)] }),
+    listeners: (
+      await octavia.listeners.list({ tags: [clusterTag(c), roleTag('listener'), uidTag(owner.uid)] })
+    ).filter(underThis),
+    pools: (await octavia.pools.list({ tags: [clusterTag(c), roleTag('pool'), uidTag(owner.uid)] })).filter(
+      underThis,
+    ),
   };
   const suffixOf = (r: { description?: string | undefined }): string =>
     r.description?.split(':').at(-1) ?? '';
@@ -187,7 +273,7 @@ async function syncListeners(
   }
   for (const [suffix, port] of wanted) {
     const protocols = protocolsOf(port);
-    const members = desiredMembers(ctx, svc, port);
+    const members = desiredMembers(ctx, svc, port, family);
     let listener = listeners.find((l) => suffixOf(l) === suffix);
     if (listener === undefined) {
       const identity = identityOf(c, 'listener', owner, suffix);
@@ -225,9 +311,10 @@ async function ensureVipPort(
   owner: Owner,
   ip: string,
   subnetId: string,
+  suffix: string,
   listed: readonly Port[],
 ): Promise<Port | undefined> {
-  const identity = identityOf(ctx.settings.clusterId, 'vip-port', owner);
+  const identity = identityOf(ctx.settings.clusterId, 'vip-port', owner, suffix);
   try {
     return (
       await ensureOwned<Port, PortCreate>(
@@ -254,10 +341,10 @@ function desiredMembers(
   ctx: TranslatorContext,
   svc: DeepReadonly<ServiceShape>,
   port: DeepReadonly<ServicePort>,
+  family: 4 | 6,
 ): MemberCreate[] {
   const namespace = svc.metadata?.namespace ?? '';
   // The members are of the VIP's family: its slices, and each pod's port address of that family.
-  const family = familyOf(svc.spec?.clusterIP ?? '');
   const slices = (
     ctx.endpointSlices
       .byIndex('namespace', namespace)
@@ -319,13 +406,15 @@ async function syncFloatingIp(
   ctx: TranslatorContext,
   svc: DeepReadonly<ServiceShape>,
   owner: Owner,
-  vip: Port,
+  vip: Port | undefined,
   listed: readonly FloatingIp[],
 ): Promise<void> {
   const external = ctx.settings.externalNetworkId;
   const identity = identityOf(ctx.settings.clusterId, 'fip', owner);
   const wanted =
-    external !== undefined && ((svc.spec?.externalIPs?.length ?? 0) > 0 || svc.spec?.type === 'LoadBalancer');
+    vip !== undefined &&
+    external !== undefined &&
+    ((svc.spec?.externalIPs?.length ?? 0) > 0 || svc.spec?.type === 'LoadBalancer');
   if (!wanted) {
     for (const fip of listed) await ctx.os.neutron.floatingIps.delete(fip.id);
     return;

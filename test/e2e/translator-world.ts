@@ -41,6 +41,7 @@ interface SvcObj {
   metadata: Meta;
   spec: {
     clusterIP?: string;
+    clusterIPs?: string[];
     type?: string;
     ports?: { port: number; protocol?: string }[];
     externalIPs?: string[];
@@ -290,61 +291,72 @@ export async function problems(
   for (const svc of services) {
     const key = `${svc.metadata.namespace ?? ''}/${svc.metadata.name}`;
     const uid = svc.metadata.uid;
+    // A load balancer per clusterIP (dual stack: one per family), each on a VIP port holding it.
+    const clusterIPs = svc.spec.clusterIPs ?? (svc.spec.clusterIP === undefined ? [] : [svc.spec.clusterIP]);
     const vips = count(state.ports, 'vip-port', uid);
     const lbs = count(state.lbs, 'lb', uid);
-    expectOne(`VIP port of service ${key}`, vips);
-    expectOne(`load balancer of service ${key}`, lbs);
-    const lb = lbs[0]?.r;
-    const vip = vips[0]?.r;
-    if (vip !== undefined && vip.fixed_ips[0]?.ip_address !== svc.spec.clusterIP)
-      out.push(`VIP of ${key} is not its clusterIP`);
-    if (lb === undefined) continue;
-    if (lb.vip_address !== svc.spec.clusterIP || lb.vip_port_id !== vip?.id)
-      out.push(`load balancer of ${key} is not on the VIP port`);
-    if (lb.provisioning_status !== 'ACTIVE')
-      out.push(`load balancer of ${key} is ${lb.provisioning_status ?? '?'}`);
-    const listeners = count(state.listeners, 'listener', uid)
-      .map((x) => `${x.r.protocol}:${x.r.protocol_port}`)
-      .sort();
-    const wantListeners = (svc.spec.ports ?? []).map((p) => `${p.protocol ?? 'TCP'}:${p.port}`).sort();
-    if (JSON.stringify(listeners) !== JSON.stringify(wantListeners))
-      out.push(`listeners of ${key}: ${listeners.join(',')} instead of ${wantListeners.join(',')}`);
-    // Members of the VIP's family: the slices of that address type, each pod's address of it.
-    const family = ipFamily(svc.spec.clusterIP ?? '');
-    const wantMembers = slices
-      .filter(
-        (s) =>
-          s.metadata.namespace === svc.metadata.namespace &&
-          s.metadata.labels?.['kubernetes.io/service-name'] === svc.metadata.name &&
-          s.addressType === `IPv${family}`,
-      )
-      .flatMap((s) => s.endpoints ?? [])
-      // An endpoint naming a pod that is gone is no member (not even with the endpoint's address).
-      .flatMap(
-        (e) => podIps.get(`${svc.metadata.namespace ?? ''}/${e.targetRef?.name ?? ''}`)?.get(family) ?? [],
-      )
-      .sort();
-    const wantMembersUnique = [...new Set(wantMembers)];
-    for (const l of count(state.listeners, 'listener', uid)) {
-      const poolId = l.r.default_pool_id;
-      const members =
-        poolId === undefined || poolId === null
-          ? []
-          : (await os.octavia.members(poolId).list()).map((m) => m.address).sort();
-      if (JSON.stringify(members) !== JSON.stringify(wantMembersUnique))
+    if (vips.length !== clusterIPs.length || lbs.length !== clusterIPs.length)
+      out.push(
+        `service ${key}: ${vips.length} VIP ports and ${lbs.length} load balancers for ${clusterIPs.length} clusterIPs`,
+      );
+    const vipOf = new Map<string, string>();
+    for (const clusterIP of clusterIPs) {
+      const vip = vips.find((v) => v.r.fixed_ips.some((f) => f.ip_address === clusterIP))?.r;
+      if (vip === undefined) {
+        out.push(`no VIP port of ${key} holds ${clusterIP}`);
+        continue;
+      }
+      vipOf.set(clusterIP, vip.id);
+      const lb = lbs.find((x) => x.r.vip_address === clusterIP)?.r;
+      if (lb === undefined || lb.vip_port_id !== vip.id) {
+        out.push(`no load balancer of ${key} is on its VIP port for ${clusterIP}`);
+        continue;
+      }
+      if (lb.provisioning_status !== 'ACTIVE')
+        out.push(`load balancer of ${key} (${clusterIP}) is ${lb.provisioning_status ?? '?'}`);
+      const under = count(state.listeners, 'listener', uid).filter(
+        (l) => l.r.loadbalancers?.some((x) => x.id === lb.id) === true,
+      );
+      const listeners = under.map((x) => `${x.r.protocol}:${x.r.protocol_port}`).sort();
+      const wantListeners = (svc.spec.ports ?? []).map((p) => `${p.protocol ?? 'TCP'}:${p.port}`).sort();
+      if (JSON.stringify(listeners) !== JSON.stringify(wantListeners))
         out.push(
-          `members of ${key} ${l.r.protocol_port}: ${members.join(',')} instead of ${wantMembersUnique.join(',')}`,
+          `listeners of ${key} (${clusterIP}): ${listeners.join(',')} instead of ${wantListeners.join(',')}`,
         );
+      // Members of the VIP's family: the slices of that address type, each pod's address of it.
+      const family = ipFamily(clusterIP);
+      const wantMembers = slices
+        .filter(
+          (s) =>
+            s.metadata.namespace === svc.metadata.namespace &&
+            s.metadata.labels?.['kubernetes.io/service-name'] === svc.metadata.name &&
+            s.addressType === `IPv${family}`,
+        )
+        .flatMap((s) => s.endpoints ?? [])
+        // An endpoint naming a pod that is gone is no member (not even with the endpoint's address).
+        .flatMap(
+          (e) => podIps.get(`${svc.metadata.namespace ?? ''}/${e.targetRef?.name ?? ''}`)?.get(family) ?? [],
+        );
+      const wantMembersUnique = [...new Set(wantMembers)].sort();
+      for (const l of under) {
+        const poolId = l.r.default_pool_id;
+        const members =
+          poolId === undefined || poolId === null
+            ? []
+            : (await os.octavia.members(poolId).list()).map((m) => m.address).sort();
+        if (JSON.stringify(members) !== JSON.stringify(wantMembersUnique))
+          out.push(
+            `members of ${key} ${clusterIP} ${l.r.protocol_port}: ${members.join(',')} instead of ${wantMembersUnique.join(',')}`,
+          );
+      }
     }
+    const vip = vipOf.get(clusterIPs.find((ip) => ipFamily(ip) === 4) ?? '');
     const fips = count(state.fips, 'fip', uid);
     const wantFip = (svc.spec.externalIPs?.length ?? 0) > 0;
     if (wantFip) {
       expectOne(`floating IP of ${key}`, fips);
       const fip = fips[0]?.r;
-      if (
-        fip !== undefined &&
-        (fip.floating_ip_address !== svc.spec.externalIPs?.[0] || fip.port_id !== vip?.id)
-      )
+      if (fip !== undefined && (fip.floating_ip_address !== svc.spec.externalIPs?.[0] || fip.port_id !== vip))
         out.push(`floating IP of ${key} is ${fip.floating_ip_address} on ${fip.port_id ?? 'nothing'}`);
     } else if (fips.length > 0) out.push(`floating IP of ${key} should not exist`);
   }

@@ -38,6 +38,8 @@ export interface CallRecord {
   resource: string;
   /** `ok`, the status (`404`, `409`, `500`, ...), or `transport` when no answer arrived. */
   outcome: string;
+  /** From the request to its answer (or failure), by the client's clock. */
+  seconds: number;
 }
 
 /** Told of every attempt (retries count: each is a call the server sees). */
@@ -129,13 +131,19 @@ export async function callApi(deps: CallDeps, call: ApiCall): Promise<ApiAnswer>
 async function attemptOnce(deps: CallDeps, call: ApiCall): Promise<ApiAnswer> {
   if (deps.observe === undefined) return attemptUnobserved(deps, call);
   const record = { service: call.service, method: call.method, resource: callResource(call.path) };
+  const started = deps.clock.now();
+  const seconds = (): number => (deps.clock.now() - started) / 1000;
   try {
     const answer = await attemptUnobserved(deps, call);
-    deps.observe({ ...record, outcome: 'ok' });
+    deps.observe({ ...record, outcome: 'ok', seconds: seconds() });
     return answer;
   } catch (err) {
     const status = err instanceof OpenStackError ? err.status : undefined;
-    deps.observe({ ...record, outcome: status === undefined ? 'transport' : String(status) });
+    deps.observe({
+      ...record,
+      outcome: status === undefined ? 'transport' : String(status),
+      seconds: seconds(),
+    });
     throw err;
   }
 }

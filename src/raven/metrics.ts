@@ -77,6 +77,13 @@ export class RavenMetrics {
     labelNames: ['translator', 'service', 'method', 'resource', 'outcome'] as const,
     registers: [this.registry],
   });
+  readonly openStackCallSeconds = new Histogram({
+    name: 'raven_openstack_call_seconds',
+    help: 'How long each HTTP call a translator made to OpenStack took, answer or failure, by service, method and resource.',
+    labelNames: ['translator', 'service', 'method', 'resource'] as const,
+    buckets: [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
   readonly leader = new Gauge({
     name: 'raven_leader',
     help: '1 while this replica leads (always 1 without leader election).',
@@ -175,7 +182,13 @@ export class RavenMetrics {
 
   /** The OpenStack client's call observer for one translator. */
   forOpenStack(translator: string): CallObserver {
-    return (call) => this.openStackCalls.inc({ translator, ...call });
+    return ({ seconds, ...call }) => {
+      this.openStackCalls.inc({ translator, ...call });
+      this.openStackCallSeconds.observe(
+        { translator, service: call.service, method: call.method, resource: call.resource },
+        seconds,
+      );
+    };
   }
 
   /** The delivery layer's hooks for one sink. */

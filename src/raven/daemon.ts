@@ -31,19 +31,18 @@ import { splitHashSpace, type Shard, type ShardRange } from '../watch/shard/shar
 import { ShardedCheckpoints } from './checkpoint/sharded-checkpoints.js';
 import { errorKind, isRetryable } from '../errors/classify.js';
 import { ConfigError } from '../errors/raven-error.js';
-import { systemClock, sleep, type Clock, type TimerHandle } from '../util/clock.js';
+import { systemClock, sleep, type Clock } from '../util/clock.js';
 import { Backoff, type BackoffOptions } from '../util/backoff.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import type { CheckpointStore } from './checkpoint/checkpoint-store.js';
 import { openCheckpointStore } from './checkpoint/open-checkpoint-store.js';
 import { leaseTimingsMs, type RavenConfig } from './config/raven-config-schema.js';
 import { runShardedReplica } from './sharded-replica.js';
-import { SinkDelivery } from './delivery/sink-delivery.js';
+import { SinkDeliveries } from './sink-deliveries.js';
 import { HandlerRunner, loadHandler, type HandlerContext } from './handlers/custom-handler.js';
 import { HealthServer, type MountedRoutes, type Readiness } from './health-server.js';
 import { RavenMetrics } from './metrics.js';
 import { Router } from './router.js';
-import { buildSink } from './sinks/build-sink.js';
 import { WatcherPipeline } from './watcher-pipeline.js';
 import type { EventsWatcherConfig } from './config/watcher-schema.js';
 import { EventFeed } from './events/event-feed.js';
@@ -95,9 +94,6 @@ export interface DaemonUi {
  * together does not ask in lock-step.
  */
 const DISCOVERY_RETRY: BackoffOptions = { initialMs: 500, maxMs: 30_000, factor: 2, jitter: 0.2 };
-
-/** How often sinks that overflowed are checked for a resync. */
-const RESYNC_CHECK_MS = 5_000;
 
 export class Daemon {
   readonly #config: RavenConfig;
@@ -390,52 +386,16 @@ export class Daemon {
             field: sh.field,
             range: parts.map((part) => splitHashSpace(sh.buckets)[part] as ShardRange),
           };
-    const deliveries = new Map<string, SinkDelivery>();
+    const sinks = new SinkDeliveries(config.sinks, {
+      clock: this.#clock,
+      logger: this.#log,
+      metrics: this.metrics,
+      ...(this.#options.stdout === undefined ? {} : { stdout: this.#options.stdout }),
+    });
+    const deliveries = sinks.byName;
     const handlers = new Map<string, HandlerRunner>();
     const watcherSinks = new Map<string, WatcherSinks>();
-    const overflowedAt = new Map<string, number>();
     try {
-      for (const sinkConfig of config.sinks) {
-        const sink = buildSink(sinkConfig, {
-          clock: this.#clock,
-          ...(this.#options.stdout === undefined ? {} : { stdout: this.#options.stdout }),
-        });
-        const d = sinkConfig.delivery;
-        deliveries.set(
-          sink.name,
-          new SinkDelivery(sink, {
-            concurrency: d.concurrency,
-            maxAttempts: d.maxAttempts,
-            initialBackoffMs: d.initialBackoffMs,
-            maxBackoffMs: d.maxBackoffMs,
-            maxRetryAfterMs: d.maxRetryAfterMs,
-            maxBacklog: d.maxBacklog,
-            ...(d.deadLetterPath === undefined ? {} : { deadLetterPath: d.deadLetterPath }),
-            clock: this.#clock,
-            logger: this.#log,
-            metrics: this.metrics.forSink(sink.name),
-            // The checkpoint records what each event's routing says when it settles (watcher-sinks.ts);
-            // a dead-lettered change counts as handled: it is in the dead-letter file.
-            onDeadLetter: (event, error) => {
-              this.#log.error(
-                {
-                  sink: sink.name,
-                  event: event.id,
-                  err: error instanceof Error ? error.message : String(error),
-                },
-                'event dead-lettered',
-              );
-            },
-            onOverflow: () => {
-              overflowedAt.set(sink.name, this.#clock.now());
-              this.#log.warn(
-                { sink: sink.name },
-                'sink fell behind its backlog limit; it will be resynced from its checkpoint',
-              );
-            },
-          }),
-        );
-      }
       const sinkSide: WatcherSinksContext = {
         router,
         deliveries,
@@ -486,19 +446,9 @@ export class Daemon {
         handlers.set(h.name, runner);
       }
 
-      let resyncTimer: TimerHandle | undefined;
-      const checkOverflow = (): void => {
-        for (const [sink, delivery] of deliveries) {
-          if (delivery.state !== 'overflowed') continue;
-          const items = router
-            .watchersOf(sink)
-            .flatMap((watcher) => watcherSinks.get(watcher)?.resync(sink, overflowedAt.get(sink)) ?? []);
-          this.#log.info({ sink, events: items.length }, 'resyncing sink from its checkpoint');
-          delivery.resync(items);
-        }
-        resyncTimer = this.#clock.setTimeout(checkOverflow, RESYNC_CHECK_MS);
-      };
-      resyncTimer = this.#clock.setTimeout(checkOverflow, RESYNC_CHECK_MS);
+      sinks.watchOverflows((sink, since) =>
+        router.watchersOf(sink).flatMap((watcher) => watcherSinks.get(watcher)?.resync(sink, since) ?? []),
+      );
 
       const involved = config.watchers.some((w) => w.type === 'events')
         ? this.#involvedObjects(client, discovery, stopWork.signal)
@@ -558,11 +508,10 @@ export class Daemon {
       });
       const translations = config.translators.map((t) => this.#runTranslator(t, client, stopWork.signal));
       await Promise.all([...runs, ...translations]);
-      this.#clock.clearTimeout(resyncTimer);
     } finally {
       signal.removeEventListener('abort', onAbort);
       stopWork.abort(new Error('stopping'));
-      await this.#drain(deliveries, handlers, checkpoints);
+      await this.#drain(sinks, handlers, checkpoints);
       this.#pipelines.clear();
       this.#translators.clear();
     }
@@ -624,30 +573,17 @@ export class Daemon {
   }
 
   async #drain(
-    deliveries: Map<string, SinkDelivery>,
+    sinks: SinkDeliveries,
     handlers: Map<string, HandlerRunner>,
     checkpoints: CheckpointStore,
   ): Promise<void> {
     const deadlineMs = this.#config.shutdown.drainTimeoutSeconds * 1000;
     // Said before waiting, so a slow drain is visible while it happens, not only once it is over.
     this.#log.info(
-      {
-        events: [...deliveries.values()].reduce((sum, d) => sum + d.backlog, 0),
-        drainTimeoutSeconds: this.#config.shutdown.drainTimeoutSeconds,
-      },
+      { events: sinks.backlog, drainTimeoutSeconds: this.#config.shutdown.drainTimeoutSeconds },
       'draining: delivering what is queued',
     );
-    const results = await Promise.all(
-      [...deliveries].map(async ([name, delivery]) => {
-        const result = await delivery.close(deadlineMs);
-        if (result.left > 0)
-          this.#log.warn(
-            { sink: name, left: result.left },
-            'not delivered before the drain deadline; they will be found again at the next start',
-          );
-        return result;
-      }),
-    );
+    const drained = await sinks.close(deadlineMs);
     // The deadline's timer goes once the handlers stopped: left running it would keep the process
     // alive for the whole drain timeout after everything else had ended.
     const deadline = new AbortController();
@@ -664,7 +600,7 @@ export class Daemon {
         'could not write the checkpoints',
       );
     }
-    this.#log.info({ sinks: results.length }, 'drained');
+    this.#log.info({ sinks: drained }, 'drained');
   }
 }
 

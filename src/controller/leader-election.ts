@@ -300,28 +300,45 @@ export class LeaderElector {
     }
   }
 
-  /** Give the lease up so a successor need not wait for it to expire. */
+  /**
+   * Give the lease up so a successor need not wait for it to expire. A renewal cut short by the
+   * shutdown may still have reached the server, so the lease we saw last can be one version
+   * behind: a conflict is answered by reading the lease again and, while it is still ours,
+   * releasing that version (once).
+   */
   async #release(): Promise<void> {
-    const lease = this.#observed?.lease;
-    if (lease?.spec?.holderIdentity !== this.#o.identity) return;
-    const now = this.#clock.now();
-    try {
-      const released = await this.#o.client.request<Lease>({
-        method: 'PUT',
-        path: this.#path,
-        body: {
-          ...lease,
-          spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: microTime(now) },
-        },
-      });
-      this.#observe(released, now);
-      this.#leader = undefined;
-      this.#log.info({}, 'released the lease');
-    } catch (err) {
-      this.#log.warn(
-        { err: err instanceof Error ? err.message : String(err) },
-        'could not release the lease',
-      );
+    let lease = this.#observed?.lease;
+    for (let attempt = 1; lease?.spec?.holderIdentity === this.#o.identity; attempt++) {
+      const now = this.#clock.now();
+      try {
+        const released = await this.#o.client.request<Lease>({
+          method: 'PUT',
+          path: this.#path,
+          body: {
+            ...lease,
+            spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: microTime(now) },
+          },
+        });
+        this.#observe(released, now);
+        this.#leader = undefined;
+        this.#log.info({}, 'released the lease');
+        return;
+      } catch (err) {
+        let failure: unknown = err;
+        if (attempt === 1 && isConflict(err)) {
+          try {
+            lease = await this.#o.client.request<Lease>({ method: 'GET', path: this.#path });
+            continue;
+          } catch (readError) {
+            failure = readError;
+          }
+        }
+        this.#log.warn(
+          { err: failure instanceof Error ? failure.message : String(failure) },
+          'could not release the lease',
+        );
+        return;
+      }
     }
   }
 }

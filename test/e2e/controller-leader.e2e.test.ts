@@ -171,7 +171,10 @@ test(
     const termHandoverMs = next.receivedAt - stoppedAt;
     t.diagnostic(`handover after SIGTERM of the leader: ${termHandoverMs} ms`);
     assert.deepEqual(await leader.exited, { code: 0, signal: null }, leader.transcript());
-    assert.ok(leader.has('released the lease'), 'the stopped leader released the lease');
+    assert.ok(
+      leader.has('released the lease'),
+      `the stopped leader released the lease\n${leader.transcript()}`,
+    );
     assert.deepEqual(
       await handover(leader.identity, gamma.identity),
       [leader.identity, '', gamma.identity],

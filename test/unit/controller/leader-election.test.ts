@@ -86,6 +86,23 @@ test('a leader that cannot renew stops before another candidate can take over', 
   await Promise.all([a.done, b.done]);
 });
 
+test('a release one version behind the lease (a renewal that reached the server as it was cut short) reads it again and releases', async () => {
+  const clock = new FakeClock();
+  const server = new LeaseServer();
+  const a = candidate(server, clock, 'a');
+  await clock.tick(1_000);
+  assert.equal(server.lease?.spec?.holderIdentity, 'a');
+  // The lease moved on without the elector seeing it: still a's, a newer version.
+  const current = server.leases.get('lock');
+  assert.ok(current !== undefined);
+  const renewed = `${current.metadata?.resourceVersion ?? ''}-renewed`;
+  server.leases.set('lock', { ...current, metadata: { ...current.metadata, resourceVersion: renewed } });
+  a.controller.abort();
+  await clock.tick(100);
+  await a.done;
+  assert.equal(server.leases.get('lock')?.spec?.holderIdentity, '', 'released despite the conflict');
+});
+
 test('a graceful stop releases the lease and the successor takes over at its next retry', async () => {
   const clock = new FakeClock();
   const server = new LeaseServer();

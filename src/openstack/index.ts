@@ -1,7 +1,18 @@
-/** The OpenStack client: Keystone auth, Neutron, Octavia. Re-exports only. */
-export { OpenStackClient, createOpenStackClient, type OpenStackClientOptions } from './openstack-client.js';
+/**
+ * The OpenStack client, as `kube-raven/openstack`: Keystone auth, Neutron, Octavia. Re-exports only.
+ *
+ * What a user builds with: the factory, the config parser, the errors and their predicates, and
+ * the types of what the client hands back (collections, resources, the load-balancer waiter).
+ * Classes a user never constructs are exported as types (the client comes from
+ * `createOpenStackClient`, its collections from the client); the transport underneath (sessions,
+ * the service catalogue, the HTTP exchange, the retry policy) stays internal.
+ */
 export {
-  openStackConfigSchema,
+  createOpenStackClient,
+  type OpenStackClient,
+  type OpenStackClientOptions,
+} from './openstack-client.js';
+export {
   parseOpenStackConfig,
   type OpenStackConfig,
   type OpenStackConfigInput,
@@ -11,64 +22,34 @@ export {
 export {
   OpenStackError,
   OpenStackProvisioningError,
-  parseFault,
-  describeResource,
-  type OpenStackErrorOptions,
   type OpenStackFault,
   type OpenStackService,
   type ResourceRef,
 } from '../errors/openstack-error.js';
-export {
-  KeystoneSession,
-  NoAuthSession,
-  type AuthSession,
-  type SessionInfo,
-  type ServiceType,
-} from './auth-session.js';
-export {
-  selectEndpoint,
-  normaliseEndpoint,
-  type CatalogService,
-  type CatalogEndpoint,
-} from './service-catalog.js';
-export { UndiciExchange, type HttpExchange, type WireRequest, type WireAnswer } from './http-exchange.js';
-export {
-  OpenStackTransport,
-  toQueryString,
-  type ServiceCall,
-  type ServiceTransport,
-  type QueryParams,
-} from './openstack-transport.js';
-export { shouldRetry, retryDelay, type RetryPolicy } from './retry-policy.js';
-export {
+export type {
   RestCollection,
-  type CollectionSpec,
-  type CallOptions,
-  type ListOptions,
-  type Filters,
-  type DeleteOutcome,
-  type Identified,
+  CallOptions,
+  ListOptions,
+  Filters,
+  DeleteOutcome,
+  Identified,
 } from './rest-collection.js';
 export {
-  NeutronClient,
-  RouterCollection,
-  FloatingIpCollection,
   portAddresses,
+  type NeutronClient,
+  type RouterCollection,
+  type FloatingIpCollection,
   type PortAddresses,
   type RouterInterfaceTarget,
 } from './neutron-client.js';
 export type * from './neutron-types.js';
-export { OctaviaClient, LoadBalancerCollection, MemberCollection } from './octavia-client.js';
+export type { OctaviaClient, LoadBalancerCollection, MemberCollection } from './octavia-client.js';
 export type * from './octavia-types.js';
-export {
-  waitForActive,
-  whenActive,
+export type {
   LoadBalancerChanges,
-  provisioningPhase,
-  type KnownState,
-  type ProvisioningPhase,
-  type WaitOptions,
-  type WaiterDeps,
+  KnownState,
+  ProvisioningPhase,
+  WaitOptions,
 } from './load-balancer-waiter.js';
 export type { CallObserver, CallRecord } from './call-api.js';
 export {

@@ -29,14 +29,13 @@ import type { ChangeEvent } from './change-event.js';
 import { LeaderElector } from '../controller/leader-election.js';
 import { splitHashSpace, type Shard, type ShardRange } from '../watch/shard/shard.js';
 import { ShardedCheckpoints } from './checkpoint/sharded-checkpoints.js';
-import { errorKind, isRetryable } from '../errors/classify.js';
-import { ConfigError } from '../errors/raven-error.js';
+import { errorKind } from '../errors/classify.js';
 import { systemClock, sleep, type Clock } from '../util/clock.js';
-import { Backoff, type BackoffOptions } from '../util/backoff.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import type { CheckpointStore } from './checkpoint/checkpoint-store.js';
 import { openCheckpointStore } from './checkpoint/open-checkpoint-store.js';
 import { leaseTimingsMs, type RavenConfig } from './config/raven-config-schema.js';
+import { resolveWatchers } from './resolve-watchers.js';
 import { runShardedReplica } from './sharded-replica.js';
 import { SinkDeliveries } from './sink-deliveries.js';
 import { HandlerRunner, loadHandler, type HandlerContext } from './handlers/custom-handler.js';
@@ -86,14 +85,6 @@ export interface DaemonUi {
     notice(message: string): void;
   };
 }
-
-/**
- * Retrying discovery at start-up while the apiserver is unreachable: 0.5 s doubling to 30 s, so a
- * daemon started beside its apiserver finds it within a second or two, and one started while the
- * apiserver is down asks twice a minute at most; ±20 % jitter so a fleet of daemons restarted
- * together does not ask in lock-step.
- */
-const DISCOVERY_RETRY: BackoffOptions = { initialMs: 500, maxMs: 30_000, factor: 2, jitter: 0.2 };
 
 export class Daemon {
   readonly #config: RavenConfig;
@@ -178,7 +169,13 @@ export class Daemon {
           );
       }
       const discovery = new Discovery(client, { logger: this.#log });
-      const resources = await this.#resolveAll(discovery, signal);
+      const resources = await resolveWatchers(config.watchers, discovery, {
+        clock: this.#clock,
+        logger: this.#log,
+        signal,
+        ...(this.#options.random === undefined ? {} : { random: this.#options.random }),
+        ...(this.#options.configFile === undefined ? {} : { configFile: this.#options.configFile }),
+      });
       if (resources === undefined) return;
       if (config.leaderElection.enabled) {
         const le = config.leaderElection;
@@ -232,67 +229,6 @@ export class Daemon {
     } finally {
       await this.#health?.close();
       await client.destroy();
-    }
-  }
-
-  /** Resolve every watcher's resource; unknown names are config errors, an unreachable server is retried. */
-  async #resolveAll(
-    discovery: Discovery,
-    signal: AbortSignal,
-  ): Promise<Map<string, ResolvedResource> | undefined> {
-    const resolved = new Map<string, ResolvedResource>();
-    for (const [index, watcher] of this.#config.watchers.entries()) {
-      const backoff = new Backoff({ ...DISCOVERY_RETRY, random: this.#options.random ?? Math.random });
-      for (;;) {
-        try {
-          resolved.set(
-            watcher.name,
-            await this.#resolveWatched(
-              discovery,
-              watcher.resource,
-              watcher.type === 'events' && watcher.api === 'auto',
-              signal,
-            ),
-          );
-          break;
-        } catch (error) {
-          if (signal.aborted) return undefined;
-          if (!isRetryable(error)) {
-            throw new ConfigError(error instanceof Error ? error.message : String(error), {
-              path: `watchers[${index}].resource`,
-              ...(this.#options.configFile === undefined ? {} : { file: this.#options.configFile }),
-              cause: error,
-            });
-          }
-          const delay = backoff.fail();
-          this.#log.warn(
-            { err: (error as Error).message, retryInMs: delay },
-            'cannot reach the apiserver for discovery; retrying',
-          );
-          try {
-            await sleep(this.#clock, delay, signal);
-          } catch {
-            return undefined;
-          }
-        }
-      }
-    }
-    return resolved;
-  }
-
-  /** A watcher's resource; an events watcher on `api: auto` falls back to core v1 Events. */
-  async #resolveWatched(
-    discovery: Discovery,
-    resource: string,
-    eventsFallback: boolean,
-    signal: AbortSignal,
-  ): Promise<ResolvedResource> {
-    try {
-      return await discovery.resolve(resource, signal);
-    } catch (error) {
-      if (!eventsFallback || !(error instanceof UnknownResourceError)) throw error;
-      this.#log.info({ resource }, 'events.k8s.io/v1 is not served; reading core v1 Events');
-      return discovery.resolve('v1/events', signal);
     }
   }
 

@@ -9,6 +9,9 @@
  * The baseline, `raw JSON.parse`, reads the same stream in a process of its own and parses each
  * line (`raw-parse.ts`). RAVEN_BENCH_BEFORE_DIST=/path/to/dist adds a second daemon built from
  * another commit, run in the same rounds, for a before-and-after comparison.
+ *
+ * RAVEN_BENCH_DAEMON_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof" passes node flags to each
+ * daemon (split on spaces), to profile it where it is measured; the baseline gets none.
  */
 import { spawn } from 'node:child_process';
 import { open, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -71,6 +74,11 @@ function lineCounter(path: string): () => Promise<number> {
   };
 }
 
+/** Extra node flags for the daemons (RAVEN_BENCH_DAEMON_NODE_FLAGS), e.g. `--cpu-prof`. */
+function daemonNodeFlags(): string[] {
+  return (process.env.RAVEN_BENCH_DAEMON_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== '');
+}
+
 function configYaml(dir: string): string {
   return `logLevel: info
 checkpoint: { path: ${join(dir, 'state.db')} }
@@ -98,7 +106,7 @@ async function runDaemon(options: DaemonSuiteOptions, dist: URL): Promise<ChildO
     await writeFile(join(dir, 'kubeconfig'), kubeconfigFor(server.url));
     await writeFile(join(dir, 'raven.yaml'), configYaml(dir));
     const main = fileURLToPath(new URL('cli/main.js', dist));
-    const child = spawn(options.node, [main, 'run', '-c', join(dir, 'raven.yaml')], {
+    const child = spawn(options.node, [...daemonNodeFlags(), main, 'run', '-c', join(dir, 'raven.yaml')], {
       env: { ...process.env, KUBECONFIG: join(dir, 'kubeconfig') },
       stdio: ['ignore', 'ignore', 'pipe'],
     });

@@ -342,3 +342,25 @@ test('10k objects for two sinks round-trip through the file (measured, not asser
       await again.close();
     }
   }));
+
+test('objects are stored as UTF-8 JSON text, readable by any SQLite client, non-ASCII included', () =>
+  withFile(async (path) => {
+    const object = pod('d', 'a', { rv: '7' });
+    object.metadata = { ...object.metadata, annotations: { note: 'café ☕ 𝄞 "quoted" \\ \n' } };
+    const store = SqliteCheckpointStore.open(path, { clock: new FakeClock() });
+    try {
+      store.recordDelivered(changeEvent('added', object), 'audit');
+      await store.flush();
+      assert.deepEqual([...store.entries('pods', 'audit')][0]?.object, object);
+    } finally {
+      await store.close();
+    }
+    const db = new sqlite.Database(path);
+    try {
+      const row = db.get('SELECT typeof(object) AS type, object FROM states');
+      assert.equal(row?.type, 'text');
+      assert.equal(row.object, JSON.stringify(object));
+    } finally {
+      db.close();
+    }
+  }));

@@ -65,17 +65,67 @@ function identityField(a: Json[], b: Json[]): string | undefined {
 /**
  * Ignore patterns: an exact path ignores it and everything below it; `[*]` stands for any list
  * item (`status.conditions[*].lastHeartbeatTime`); a trailing `.*` is the same as the path itself.
+ * All patterns become one regular expression, so a path costs one test however many there are.
  */
 function compile(patterns: readonly string[]): (path: string) => boolean {
-  const regexes = patterns.map((p) => {
+  const sources = patterns.map((p) => {
     const base = p.endsWith('.*') ? p.slice(0, -2) : p;
-    const source = base
+    return base
       .split('[*]')
       .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
       .join('\\[[^\\]]*\\]');
-    return new RegExp(`^${source}(?:$|[.[])`);
   });
-  return (path) => regexes.some((r) => r.test(path));
+  if (sources.length === 0) return () => false;
+  const regex = new RegExp(`^(?:${sources.join('|')})(?:$|[.[])`);
+  return (path) => regex.test(path);
+}
+
+const defaultsOnly = compile(DEFAULT_IGNORED_PATHS);
+/**
+ * Compiled ignore lists, by their text: the daemon passes the same list (its config's
+ * `diff.ignore`) for every change, so it is compiled once, not per diff. Bounded, for callers that
+ * pass a new list each time.
+ */
+const compiled = new Map<string, (path: string) => boolean>();
+const MAX_COMPILED = 64;
+
+function ignoredPaths(options: DiffOptions): (path: string) => boolean {
+  const replace = options.replaceDefaults === true;
+  const extra = options.ignore ?? [];
+  if (extra.length === 0) return replace ? () => false : defaultsOnly;
+  const id = `${replace ? 'only' : 'defaults'}\n${extra.join('\n')}`;
+  let ignored = compiled.get(id);
+  if (ignored === undefined) {
+    if (compiled.size >= MAX_COMPILED) compiled.clear();
+    ignored = compile([...(replace ? [] : DEFAULT_IGNORED_PATHS), ...extra]);
+    compiled.set(id, ignored);
+  }
+  return ignored;
+}
+
+/**
+ * Whether two JSON values are equal, key order aside: such values have no diff, so a subtree that
+ * did not change is compared without building a path for each field in it (most of an object, in
+ * most changes).
+ */
+function sameJson(a: Json, b: Json): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
+    return true;
+  }
+  const x = a as Record<string, Json>;
+  const y = b as Record<string, Json>;
+  let count = 0;
+  for (const key in x) {
+    if (!Object.hasOwn(x, key)) continue;
+    if (!Object.hasOwn(y, key) || !sameJson(x[key], y[key])) return false;
+    count++;
+  }
+  for (const key in y) if (Object.hasOwn(y, key)) count--;
+  return count === 0;
 }
 
 /**
@@ -86,15 +136,11 @@ function compile(patterns: readonly string[]): (path: string) => boolean {
  * // => [{ path: 'spec.replicas', op: 'replace', old: 2, new: 3 }]
  */
 export function diffObjects(before: Json, after: Json, options: DiffOptions = {}): DiffEntry[] {
-  const ignored = compile([
-    ...(options.replaceDefaults === true ? [] : DEFAULT_IGNORED_PATHS),
-    ...(options.ignore ?? []),
-  ]);
+  const ignored = ignoredPaths(options);
   const max = options.maxEntries ?? 200;
   const out: DiffEntry[] = [];
   const walk = (a: Json, b: Json, path: string): void => {
-    if (out.length >= max || (path !== '' && ignored(path))) return;
-    if (a === b) return;
+    if (out.length >= max || a === b || (path !== '' && ignored(path))) return;
     // A whole map appearing or vanishing is shown key by key, so ignored keys inside it (an
     // annotation that is noise) stay out; a list item appearing or vanishing is one entry.
     const descend = (value: Json): boolean =>
@@ -111,10 +157,12 @@ export function diffObjects(before: Json, after: Json, options: DiffOptions = {}
     }
     if (isObject(a) && isObject(b)) {
       const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-      for (const key of [...keys].sort()) walk(a[key], b[key], childPath(path, key));
+      for (const key of [...keys].sort())
+        if (!sameJson(a[key], b[key])) walk(a[key], b[key], childPath(path, key));
       return;
     }
     if (Array.isArray(a) && Array.isArray(b)) {
+      if (sameJson(a, b)) return;
       const id = identityField(a, b);
       if (id === undefined) {
         const n = Math.max(a.length, b.length);

@@ -132,3 +132,52 @@ test('a long one-line string is shown around its first difference, never cut bef
   assert.match(line ?? '', /^spec\.token: …a{40}OLD.*a{40}… → …a{40}NEW.*a{40}…$/);
   assert.ok((line ?? '').length < 300);
 });
+
+test('equal subtrees report nothing whatever their key order; only what differs deep inside is reported', () => {
+  const container = (image: string): Record<string, unknown> => ({
+    name: 'app',
+    image,
+    env: [
+      { name: 'A', value: '1' },
+      { name: 'B', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+    ],
+    ports: [{ containerPort: 8080, protocol: 'TCP' }],
+  });
+  const before = {
+    metadata: { name: 'web', labels: { app: 'web', tier: 'front' }, resourceVersion: '1' },
+    spec: { containers: [container('web:1')], volumes: [{ name: 'v', emptyDir: {} }], tolerations: [1, 2] },
+  };
+  const after = {
+    spec: { tolerations: [1, 2], volumes: [{ emptyDir: {}, name: 'v' }], containers: [container('web:2')] },
+    metadata: { resourceVersion: '2', labels: { tier: 'front', app: 'web' }, name: 'web' },
+  };
+  assert.deepEqual(diffObjects(before, after), [
+    { path: 'spec.containers[name=app].image', op: 'replace', old: 'web:1', new: 'web:2' },
+  ]);
+  assert.deepEqual(diffObjects(before, structuredClone(before)), []);
+  // A key present as undefined on one side only is no change either, as before.
+  assert.deepEqual(diffObjects({ a: { b: 1 } }, { a: { b: 1, c: undefined } }), []);
+});
+
+test('each ignore list is honoured as given, however many patterns and calls there are', () => {
+  const before = { a: { x: 1, y: 1 }, b: [{ t: 1 }, { t: 1 }], c: 1 };
+  const after = { a: { x: 2, y: 2 }, b: [{ t: 2 }, { t: 2 }], c: 2 };
+  const paths = (ignore: string[], replaceDefaults?: boolean): string[] =>
+    diffObjects(before, after, { ignore, ...(replaceDefaults === undefined ? {} : { replaceDefaults }) }).map(
+      (d) => d.path,
+    );
+  assert.deepEqual(paths(['a.x', 'b[*].t', 'c']), ['a.y']);
+  const list = ['a.*'];
+  assert.deepEqual(paths(list), ['b[0].t', 'b[1].t', 'c']);
+  list.push('c');
+  assert.deepEqual(paths(list), ['b[0].t', 'b[1].t'], 'the same list, changed since, is read again');
+  assert.deepEqual(paths([]), ['a.x', 'a.y', 'b[0].t', 'b[1].t', 'c']);
+  assert.deepEqual(
+    diffObjects(
+      { metadata: { generation: 1 } },
+      { metadata: { generation: 2 } },
+      { replaceDefaults: true, ignore: [] },
+    ),
+    [{ path: 'metadata.generation', op: 'replace', old: 1, new: 2 }],
+  );
+});

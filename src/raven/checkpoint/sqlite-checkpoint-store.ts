@@ -36,6 +36,7 @@ import {
 import { FileLock, type FileLockOptions } from './file-lock.js';
 import { openCheckpointDatabase } from './sqlite-schema.js';
 import { StateWriter } from './sqlite-state-writer.js';
+import { serialisedObject } from '../record-json.js';
 
 export interface SqliteCheckpointStoreOptions {
   clock?: Clock;
@@ -49,8 +50,11 @@ export interface SqliteCheckpointStoreOptions {
   lock?: Omit<FileLockOptions, 'clock' | 'logger'>;
 }
 
-/** A buffered write for one key: the entry to store, or the deletion to keep as a tombstone. */
-type PendingWrite = { entry: CheckpointEntry } | { deleted: CheckpointTombstone };
+/**
+ * A buffered write for one key: the entry to store (with its object's JSON when a sink already
+ * made it), or the deletion to keep as a tombstone.
+ */
+type PendingWrite = { entry: CheckpointEntry; json: string | undefined } | { deleted: CheckpointTombstone };
 
 /** Buffered writes of one (watcher, sink). */
 interface PendingPair {
@@ -130,7 +134,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
       entry.key,
       event.type === 'deleted'
         ? { deleted: { key: entry.key, uid: entry.uid, resourceVersion: entry.resourceVersion } }
-        : { entry },
+        : { entry, json: serialisedObject(event) },
     );
     this.#schedule();
   }
@@ -341,7 +345,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
           writer.markCheckpoint(watcher, sink);
           for (const write of writes.values()) {
             if ('deleted' in write) writer.delete(watcher, sink, write.deleted);
-            else writer.put(watcher, sink, write.entry);
+            else writer.put(watcher, sink, write.entry, write.json);
           }
         }
         // After the entries: a confirmed resourceVersion never lands without what it confirms.

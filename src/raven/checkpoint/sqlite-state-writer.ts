@@ -70,13 +70,17 @@ export class StateWriter {
     this.#markCheckpoint.run([watcher, sink]);
   }
 
-  /** Store `entry` as what `sink` last confirmed (it replaces a tombstone for the key). */
-  put(watcher: string, sink: string, entry: CheckpointEntry): void {
+  /**
+   * Store `entry` as what `sink` last confirmed (it replaces a tombstone for the key). `json`: the
+   * object's JSON text, when it was made already.
+   */
+  put(watcher: string, sink: string, entry: CheckpointEntry, json?: string): void {
     const identity = [watcher, entry.key, entry.uid ?? '', entry.resourceVersion ?? ''];
     const existing = this.#stateId.get(identity);
     const id = Number(
       existing === null
-        ? this.#insertState.run([...identity, Buffer.from(JSON.stringify(entry.object))]).lastInsertRowid
+        ? this.#insertState.run([...identity, Buffer.from(json ?? JSON.stringify(entry.object))])
+            .lastInsertRowid
         : existing.id,
     );
     const previous = this.#currentState(watcher, sink, entry.key);

@@ -19,6 +19,7 @@ import { abortReason } from '../../util/signals.js';
 import { ConfigError, SinkError } from '../../errors/raven-error.js';
 import type { SinkRecord } from '../gap-notice.js';
 import type { Sink } from './sink.js';
+import { recordJson } from '../record-json.js';
 
 export interface FileSinkOptions {
   name: string;
@@ -67,7 +68,7 @@ export class FileSink implements Sink {
   }
 
   deliver(record: SinkRecord, signal: AbortSignal): Promise<void> {
-    const line = Buffer.from(`${JSON.stringify(record)}\n`);
+    const line = Buffer.from(`${recordJson(record)}\n`);
     return this.#serial(async () => {
       if (signal.aborted) throw abortReason(signal);
       try {

@@ -21,6 +21,7 @@ import { BatchWriter } from './batch-writer.js';
 import { checkExtraHeaders, checkUrl, httpPost, SinkPool } from './http-post.js';
 import { SinkHttpError } from './sink-http-error.js';
 import type { Sink } from './sink.js';
+import { recordJson } from '../record-json.js';
 
 export interface LokiSinkOptions {
   name: string;
@@ -143,7 +144,7 @@ export class LokiSink implements Sink {
         }),
       );
     const labels = lokiLabels(record, this.#labels, this.#namespaceLabel);
-    const entry: Entry = { labels, stream: JSON.stringify(labels), timestamp, line: JSON.stringify(record) };
+    const entry: Entry = { labels, stream: JSON.stringify(labels), timestamp, line: recordJson(record) };
     return this.#writer.submit(entry, signal);
   }
 

@@ -20,6 +20,7 @@ import { BatchWriter } from './batch-writer.js';
 import { subjectTemplateProblem } from '../config/template-check.js';
 import { natsSubject, streamSubjects } from './nats-subject.js';
 import type { Sink } from './sink.js';
+import { recordJson } from '../record-json.js';
 
 export interface NatsSinkOptions {
   name: string;
@@ -92,7 +93,7 @@ export class NatsSink implements Sink {
     const message = {
       subject: natsSubject(this.#subject, record),
       id: record.id,
-      data: encoder.encode(JSON.stringify(record)),
+      data: encoder.encode(recordJson(record)),
     };
     return this.#writer.submit(message, signal);
   }

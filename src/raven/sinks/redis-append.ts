@@ -18,6 +18,7 @@
  * that changed recently, not the number of changes.
  */
 import type { SinkRecord } from '../gap-notice.js';
+import { recordJson } from '../record-json.js';
 
 /**
  * One call appends a batch: `KEYS[1]` is the stream, `KEYS[1 + i]` the de-duplication key of the
@@ -66,7 +67,7 @@ export interface AppendItem {
 
 /** The script's key and arguments for one record. */
 export function appendItem(stream: string, record: SinkRecord): AppendItem {
-  const fields = ['id', record.id, 'type', record.type, 'event', JSON.stringify(record)];
+  const fields = ['id', record.id, 'type', record.type, 'event', recordJson(record)];
   if (record.type === 'gap')
     return {
       key: `${stream}:raven:gap:${record.id}`,

@@ -21,6 +21,7 @@ import { isCertificateError } from '../../errors/classify.js';
 import { SinkError } from '../../errors/raven-error.js';
 import type { SinkRecord } from '../gap-notice.js';
 import type { Sink } from './sink.js';
+import { recordJson } from '../record-json.js';
 
 export const SYSLOG_FACILITIES = [
   'kern',
@@ -78,7 +79,7 @@ export function syslogMessage(
   const severity = warning ? SEVERITY.warning : SEVERITY.notice;
   const pri = SYSLOG_FACILITIES.indexOf(options.facility) * 8 + severity;
   const field = (value: string): string => (value === '' ? '-' : value.replace(/\s/g, '_'));
-  return `<${pri}>1 ${record.time} ${field(options.hostname)} ${field(options.appName)} ${process.pid} ${record.type} - ${JSON.stringify(record)}`;
+  return `<${pri}>1 ${record.time} ${field(options.hostname)} ${field(options.appName)} ${process.pid} ${record.type} - ${recordJson(record)}`;
 }
 
 const isAborted = (signal: AbortSignal): boolean => signal.aborted;

@@ -14,6 +14,7 @@ import type { SinkRecord } from '../gap-notice.js';
 import { checkExtraHeaders, checkUrl, httpPost, SinkPool } from './http-post.js';
 import type { Sink } from './sink.js';
 import { signWebhook } from './webhook-signature.js';
+import { recordJson } from '../record-json.js';
 
 export interface WebhookSinkOptions {
   name: string;
@@ -49,7 +50,7 @@ export class WebhookSink implements Sink {
   }
 
   async deliver(record: SinkRecord, signal: AbortSignal): Promise<void> {
-    const body = JSON.stringify(record);
+    const body = recordJson(record);
     const timestamp = String(Math.floor(this.#clock.now() / 1000));
     const headers: Record<string, string> = {
       ...this.#options.headers,

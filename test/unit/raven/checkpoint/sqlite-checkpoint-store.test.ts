@@ -9,6 +9,7 @@ import { CheckpointError } from '../../../../src/raven/checkpoint/checkpoint-err
 import { changesSince } from '../../../../src/raven/checkpoint/changes-since.js';
 import { SqliteCheckpointStore } from '../../../../src/raven/checkpoint/sqlite-checkpoint-store.js';
 import { FakeClock } from '../../../../src/testing/fake-clock.js';
+import { recordJson } from '../../../../src/raven/record-json.js';
 import { checkpointStoreContract } from './checkpoint-store-contract.js';
 import { changeEvent, pod, PODS, TIME } from './fixtures.js';
 
@@ -362,5 +363,34 @@ test('objects are stored as UTF-8 JSON text, readable by any SQLite client, non-
       assert.equal(row.object, JSON.stringify(object));
     } finally {
       db.close();
+    }
+  }));
+
+test('an object a sink already serialised is stored from that text, not serialised again', () =>
+  withFile(async (path) => {
+    const object = pod('d', 'a', { rv: '7' });
+    const spec = (object as { spec?: unknown }).spec;
+    let reads = 0;
+    Object.defineProperty(object, 'spec', {
+      enumerable: true,
+      get: () => {
+        reads++;
+        return spec;
+      },
+    });
+    const event = changeEvent('added', object);
+    const line = recordJson(event);
+    const store = SqliteCheckpointStore.open(path, { clock: new FakeClock() });
+    try {
+      store.recordDelivered(event, 'audit');
+      store.recordDelivered(event, 'archive');
+      await store.flush();
+      assert.equal(reads, 1, 'serialised once, by the sink');
+      assert.deepEqual(
+        [...store.entries('pods', 'archive')][0]?.object,
+        (JSON.parse(line) as { object: unknown }).object,
+      );
+    } finally {
+      await store.close();
     }
   }));

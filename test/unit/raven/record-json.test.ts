@@ -1,0 +1,61 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { KubeObject } from '../../../src/client/kube-object.js';
+import { gapNotice } from '../../../src/raven/gap-notice.js';
+import { recordJson, serialisedObject } from '../../../src/raven/record-json.js';
+import { changeEvent, pod, PODS, TIME } from './checkpoint/fixtures.js';
+
+/** A pod whose serialisation is counted: JSON.stringify reads `spec` once per serialisation. */
+function countedPod(name: string): { object: KubeObject; reads: () => number } {
+  const object = pod('d', name, { rv: '5' });
+  const spec = (object as { spec?: unknown }).spec;
+  let reads = 0;
+  Object.defineProperty(object, 'spec', {
+    enumerable: true,
+    get: () => {
+      reads++;
+      return spec;
+    },
+  });
+  return { object, reads: () => reads };
+}
+
+test('a record is written exactly as JSON.stringify writes it', () => {
+  const previous = pod('d', 'a', { rv: '4', image: 'nginx:1.24' });
+  const modified = {
+    ...changeEvent('modified', pod('d', 'a', { rv: '5', image: 'nginx:1.25 "é" ☕' })),
+    previous,
+    diff: [{ path: 'spec.containers[name=main].image', op: 'replace' as const, old: 'nginx:1.24', new: 'x' }],
+  };
+  const clusterScoped = changeEvent('added', pod(undefined, 'n'));
+  const withOccurrence = {
+    ...changeEvent('added', pod('d', 'e')),
+    occurrence: { reason: 'BackOff', count: 3 } as unknown as NonNullable<typeof modified.occurrence>,
+  };
+  const gap = gapNotice({
+    watcher: 'pods',
+    resource: PODS,
+    namespace: undefined,
+    reason: 'relist',
+    fromResourceVersion: '1',
+    toResourceVersion: '9',
+    since: undefined,
+    time: TIME,
+  });
+  for (const record of [modified, clusterScoped, withOccurrence, gap])
+    assert.equal(recordJson(record), JSON.stringify(record));
+});
+
+test('a record is serialised once for every sink, and its object is kept for the checkpoint', () => {
+  const { object, reads } = countedPod('a');
+  const event = changeEvent('added', object);
+  assert.equal(serialisedObject(event), undefined, 'nothing is made before a sink asks');
+  const first = recordJson(event);
+  assert.equal(recordJson(event), first);
+  assert.equal(reads(), 1);
+  assert.equal(serialisedObject(event), JSON.stringify(pod('d', 'a', { rv: '5' })));
+  assert.equal(reads(), 1);
+  // Another record of the same object is its own serialisation.
+  recordJson(changeEvent('added', object));
+  assert.equal(reads(), 2);
+});

@@ -1,10 +1,11 @@
 import { afterEach, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, open, readFile, readdir, rm, writeFile, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FileSink } from '../../../../src/raven/sinks/file-sink.js';
 import type { ChangeEvent } from '../../../../src/raven/change-event.js';
+import { SinkError } from '../../../../src/errors/raven-error.js';
 import { sampleEvent } from './fixtures.js';
 
 let dir = '';
@@ -108,6 +109,86 @@ test('concurrent deliveries are written whole, one after another', async () => {
   assert.deepEqual(
     all,
     Array.from({ length: 20 }, (_, i) => `n${i}`),
+  );
+});
+
+/** Count FileHandle flushes to disk (and note when each finished) while `body` runs. */
+async function countingSyncs(body: (syncs: string[]) => Promise<void>): Promise<void> {
+  const probe = await open(join(dir, 'probe'), 'w');
+  const proto = Object.getPrototypeOf(probe) as { sync: FileHandle['sync'] };
+  await probe.close();
+  const original = proto.sync;
+  const syncs: string[] = [];
+  proto.sync = async function (this: FileHandle) {
+    await original.call(this);
+    syncs.push('synced');
+  };
+  try {
+    await body(syncs);
+  } finally {
+    proto.sync = original;
+  }
+}
+
+test('deliveries that arrive together share one flush to disk, and each resolves only after it', () =>
+  countingSyncs(async (syncs) => {
+    const path = join(dir, 'events.jsonl');
+    const sink = new FileSink({ name: 'file', path });
+    await sink.deliver(sampleEvent({ name: 'first' }), signal);
+    assert.deepEqual(syncs, ['synced']);
+    await Promise.all(
+      Array.from({ length: 4 }, (_, i) =>
+        sink.deliver(sampleEvent({ name: `n${i}` }), signal).then(() => syncs.push(`resolved n${i}`)),
+      ),
+    );
+    assert.deepEqual(syncs, ['synced', 'synced', 'resolved n0', 'resolved n1', 'resolved n2', 'resolved n3']);
+    await sink.close();
+    assert.deepEqual(
+      (await lines(path)).map((e) => e.name),
+      ['first', 'n0', 'n1', 'n2', 'n3'],
+    );
+  }));
+
+test('a delivery aborted while it waits for the group is not written; the others are', async () => {
+  const path = join(dir, 'events.jsonl');
+  const sink = new FileSink({ name: 'file', path });
+  const aborted = new AbortController();
+  const delivered = [
+    sink.deliver(sampleEvent({ name: 'a' }), signal),
+    sink.deliver(sampleEvent({ name: 'b' }), aborted.signal),
+    sink.deliver(sampleEvent({ name: 'c' }), signal),
+  ];
+  aborted.abort(new Error('stop'));
+  const results = await Promise.allSettled(delivered);
+  assert.deepEqual(
+    results.map((r) => r.status),
+    ['fulfilled', 'rejected', 'fulfilled'],
+  );
+  await sink.close();
+  assert.deepEqual(
+    (await lines(path)).map((e) => e.name),
+    ['a', 'c'],
+  );
+});
+
+test('a failed group write fails every line in it, retryable, and the next write tries again', async () => {
+  const blocker = join(dir, 'not-a-dir');
+  await writeFile(blocker, '');
+  const sink = new FileSink({ name: 'file', path: join(blocker, 'events.jsonl') });
+  const results = await Promise.allSettled(
+    ['a', 'b', 'c'].map((name) => sink.deliver(sampleEvent({ name }), signal)),
+  );
+  for (const result of results) {
+    if (result.status !== 'rejected') assert.fail('every line of the failed write fails');
+    const reason: unknown = result.reason;
+    assert.ok(reason instanceof SinkError && reason.retryable, String(reason));
+  }
+  await rm(blocker);
+  await sink.deliver(sampleEvent({ name: 'd' }), signal);
+  await sink.close();
+  assert.deepEqual(
+    (await lines(join(blocker, 'events.jsonl'))).map((e) => e.name),
+    ['d'],
   );
 });
 

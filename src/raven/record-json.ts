@@ -7,8 +7,7 @@
  * so it lives as long as the record does (until every sink settled it) and no longer.
  *
  * The object's own text is kept with it ({@link serialisedObject}), so the checkpoint stores the
- * object a sink just wrote without serialising it again; so is the UTF-8 line the file and stdout
- * sinks write ({@link recordLine}), encoded once for both.
+ * object a sink just wrote without serialising it again.
  *
  * Records are not changed after they are built (`change-event.ts`: sinks and handlers read them),
  * which is what makes a text made for the first sink right for the next.
@@ -20,8 +19,6 @@ interface Serialised {
   text: string;
   /** The text of the event's `object`, inside `text`. */
   object: string | undefined;
-  /** `text` and a newline, as UTF-8: a JSON line, once it was asked for. */
-  line?: Buffer;
 }
 
 const serialised = new WeakMap<SinkRecord, Serialised>();
@@ -33,26 +30,12 @@ const serialised = new WeakMap<SinkRecord, Serialised>();
  * const line = `${recordJson(record)}\n`; // the same text for every sink
  */
 export function recordJson(record: SinkRecord): string {
-  return serialisedRecord(record).text;
-}
-
-/**
- * The record as one JSON line, UTF-8 encoded: what the file sink appends and the stdout sink
- * writes in JSON format, encoded once for both.
- */
-export function recordLine(record: SinkRecord): Buffer {
-  const done = serialisedRecord(record);
-  done.line ??= Buffer.from(`${done.text}\n`);
-  return done.line;
-}
-
-function serialisedRecord(record: SinkRecord): Serialised {
   let done = serialised.get(record);
   if (done === undefined) {
     done = record.type === 'gap' ? { text: JSON.stringify(record), object: undefined } : serialise(record);
     serialised.set(record, done);
   }
-  return done;
+  return done.text;
 }
 
 /** The JSON text of `event.object` if a sink already serialised the event, else undefined. */

@@ -18,7 +18,7 @@ import { eventObjectKey, type ChangeEvent, type ChangeType } from '../change-eve
 import type { GapNotice, SinkRecord } from '../gap-notice.js';
 import { eventLines, eventNote } from './event-summary.js';
 import type { Sink } from './sink.js';
-import { recordLine } from '../record-json.js';
+import { recordJson } from '../record-json.js';
 
 export interface StdoutSinkOptions {
   name: string;
@@ -102,7 +102,7 @@ export class StdoutSink implements Sink {
     if (stream.destroyed || stream.writableEnded)
       throw new SinkError(`stdout sink "${this.name}": the stream is closed`, { retryable: false });
     const text = this.#json
-      ? recordLine(record)
+      ? `${recordJson(record)}\n`
       : record.type === 'gap'
         ? formatGapText(record, this.#color)
         : formatEventText(record, this.#color);

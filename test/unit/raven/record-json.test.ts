@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KubeObject } from '../../../src/client/kube-object.js';
 import { gapNotice } from '../../../src/raven/gap-notice.js';
-import { recordJson, recordLine, serialisedObject } from '../../../src/raven/record-json.js';
+import { recordJson, serialisedObject } from '../../../src/raven/record-json.js';
 import { changeEvent, pod, PODS, TIME } from './checkpoint/fixtures.js';
 
 /** A pod whose serialisation is counted: JSON.stringify reads `spec` once per serialisation. */
@@ -58,11 +58,4 @@ test('a record is serialised once for every sink, and its object is kept for the
   // Another record of the same object is its own serialisation.
   recordJson(changeEvent('added', object));
   assert.equal(reads(), 2);
-});
-
-test('the JSON line is the text and a newline, UTF-8 encoded once for every sink that writes lines', () => {
-  const event = changeEvent('added', pod('d', 'é ☕'));
-  const line = recordLine(event);
-  assert.equal(line.toString('utf8'), `${JSON.stringify(event)}\n`);
-  assert.equal(recordLine(event), line, 'the same bytes, not a second encoding');
 });

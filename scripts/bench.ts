@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- [suite...] [--node 20,24] [--runs N] [--only a,b] [--events N] [--population N]
+ * `npm run bench -- [suite...] [--node 20,24] [--runs N] [--only a,b] [--events N] [--population N] [--long-events N]
  * [--objects N] [--pods N] [--scenarios a,b] [--stall-cap S] [--changes N]`:
  * the benchmarks of bench/, side by side with the peers, results written to bench/results/.
  *
@@ -90,6 +90,7 @@ const suites: Record<
           events: Number(c.values.events ?? '100000'),
           population: Number(c.values.population ?? '10000'),
           runs: Number(c.values.runs ?? 5),
+          longEvents: Number(c.values['long-events'] ?? '1000000'),
           log,
           ...(c.only === undefined ? {} : { only: c.only }),
         })
@@ -232,6 +233,7 @@ async function main(): Promise<number> {
       node: { type: 'string', default: '24' },
       events: { type: 'string' },
       population: { type: 'string' },
+      'long-events': { type: 'string' },
       listed: { type: 'string' },
       objects: { type: 'string' },
       updates: { type: 'string' },

@@ -4,12 +4,12 @@
  * goals of issue 10 are reported from per-round ratios.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runChild } from '../lib/child.js';
 import type { Measurement } from '../lib/measure.js';
 import { PodCollection, startPodServer } from '../lib/pod-server.js';
-import { fixed, machineLine } from '../lib/report.js';
+import { fixed, machineLine, ratio, table } from '../lib/report.js';
 import {
   cpuRssTable,
   failureLines,
@@ -21,6 +21,7 @@ import {
   type Rounds,
 } from '../lib/rounds.js';
 import { contestants } from './contestants.js';
+import type { LongStreamResult } from './long-stream.js';
 
 export interface DecodeSuiteOptions {
   node: string;
@@ -28,9 +29,14 @@ export interface DecodeSuiteOptions {
   events: number;
   population: number;
   runs: number;
+  /** Events of the long stream that checks memory stays flat; 0 skips it. */
+  longEvents: number;
   only?: string[];
   log: (line: string) => void;
 }
+
+/** The long stream's first reading, after this many events (issue 10: "after the first 100k"). */
+const LONG_CHECKPOINT = 100_000;
 
 type RunResult = Measurement & { events: number };
 
@@ -97,7 +103,93 @@ export async function runDecodeSuite(options: DecodeSuiteOptions): Promise<{ mar
     await rm(dir, { recursive: true, force: true });
   }
   const skipped = contestants.filter((c) => !chosen.includes(c) && options.only?.includes(c.name) !== false);
-  return { markdown: decodeMarkdown(rounds, chosen, skipped, options, lineBytes) };
+  const long = options.longEvents > LONG_CHECKPOINT ? await runLongStream(options) : undefined;
+  return {
+    markdown: [
+      decodeMarkdown(rounds, chosen, skipped, options, lineBytes),
+      ...(long === undefined ? [] : [long]),
+    ].join('\n'),
+  };
+}
+
+/**
+ * Memory over a long stream: Raven's default `watch()` over `longEvents` events of the same
+ * population, once, in a process of its own; the heap (after forced full collections) after the
+ * first {@link LONG_CHECKPOINT} events and after the last one.
+ */
+async function runLongStream(options: DecodeSuiteOptions): Promise<string> {
+  const collection = new PodCollection({
+    listed: 0,
+    events: options.longEvents,
+    population: options.population,
+  });
+  const server = await startPodServer(collection);
+  const dir = await mkdtemp(join(tmpdir(), 'raven-bench-'));
+  const kubeconfig = join(dir, 'kubeconfig');
+  await writeFile(kubeconfig, kubeconfigFor(server.url));
+  const load = loadavg()[0] ?? 0;
+  options.log(`decode: long stream of ${options.longEvents} events, Node ${options.nodeVersion}`);
+  let outcome;
+  try {
+    outcome = await runChild<LongStreamResult>({
+      node: options.node,
+      script: 'bench/decode/long-stream.ts',
+      args: [server.url, kubeconfig, String(options.longEvents), String(LONG_CHECKPOINT)],
+      nodeFlags: ['--expose-gc'],
+      timeoutMs: 1_800_000,
+    });
+  } finally {
+    await server.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+  const heading = [
+    `### Memory over a long stream, Node ${options.nodeVersion}`,
+    '',
+    `Raven's default \`watch()\` over ${options.longEvents} events of the same ${options.population} pods, once, in a`,
+    `process of its own (load average ${load.toFixed(1)} at its start). After the first ${LONG_CHECKPOINT} events and after`,
+    'the last one the consumer forces full collections until the heap stops shrinking, then reads',
+    '`process.memoryUsage()`. The watcher keeps the last state of every pod, off the heap (external).',
+    '',
+  ];
+  if (!outcome.ok) return [...heading, `Failed: ${outcome.error}`, ''].join('\n');
+  return [...heading, longStreamReport(outcome.value, options.longEvents)].join('\n');
+}
+
+/** The readings of a long stream, and the goal: the heap after the last within 1.1x the first. */
+function longStreamReport({ readings, cpuMs, ms }: LongStreamResult, events: number): string {
+  const first = readings[0];
+  const last = readings[readings.length - 1];
+  if (first === undefined || last === undefined) return 'Failed: no reading\n';
+  const rows = readings.map((r) => [
+    String(r.events),
+    fixed(r.heapUsedMb),
+    fixed(r.externalMb),
+    fixed(r.heapUsedMb + r.externalMb),
+    fixed(r.rssMb),
+  ]);
+  const heap = last.heapUsedMb / first.heapUsedMb;
+  const total = (last.heapUsedMb + last.externalMb) / (first.heapUsedMb + first.externalMb);
+  return [
+    table(['after events', 'heap used MiB', 'external MiB', 'heap + external MiB', 'RSS MiB'], rows),
+    '',
+    `CPU ${fixed(cpuMs)} ms over ${fixed(ms)} ms (${fixed((cpuMs * 1000) / events)} µs per event).`,
+    '',
+    'Goal (issue 10):',
+    '',
+    table(
+      ['goal', 'measured', 'target', ''],
+      [
+        [
+          `heap after ${events} events ÷ heap after ${LONG_CHECKPOINT}`,
+          ratio(heap),
+          '≤ 1.1',
+          heap <= 1.1 ? 'met' : 'not met',
+        ],
+        ['... heap + external (the kept states)', ratio(total), '≤ 1.1', total <= 1.1 ? 'met' : 'not met'],
+      ],
+    ),
+    '',
+  ].join('\n');
 }
 
 function decodeMarkdown(

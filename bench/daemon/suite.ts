@@ -56,7 +56,7 @@ const RAW = 'raw JSON.parse';
  * rotations between two calls would lose the middle file; the suite counts many times a second,
  * and a rotation takes about 9000 of its changes.)
  */
-function lineCounter(path: string): () => Promise<number> {
+function lineCounter(path: string): { count: () => Promise<number>; close: () => Promise<void> } {
   let file: FileHandle | undefined;
   let inode = 0;
   let offset = 0;
@@ -70,7 +70,7 @@ function lineCounter(path: string): () => Promise<number> {
       for (let i = 0; i < bytesRead; i++) if (buffer[i] === 10) lines++;
     }
   };
-  return async () => {
+  const count = async (): Promise<number> => {
     for (;;) {
       if (file === undefined) {
         try {
@@ -90,6 +90,11 @@ function lineCounter(path: string): () => Promise<number> {
       file = undefined;
     }
   };
+  const close = async (): Promise<void> => {
+    await file?.close();
+    file = undefined;
+  };
+  return { count, close };
 }
 
 /** Extra node flags for the daemons (RAVEN_BENCH_DAEMON_NODE_FLAGS), e.g. `--cpu-prof`. */
@@ -147,15 +152,16 @@ async function runDaemon(options: DaemonSuiteOptions, dist: URL): Promise<ChildO
         resolve();
       }),
     );
-    const count = lineCounter(join(dir, 'events.jsonl'));
+    const counter = lineCounter(join(dir, 'events.jsonl'));
     const deadline = performance.now() + 1_800_000; // a safety net against a hung daemon, not a measure
     let lines = 0;
     while (!state.exited && performance.now() < deadline) {
-      lines = await count();
+      lines = await counter.count();
       if (lines >= options.changes) break;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     const done = state.exited ? undefined : { cpuMs: await processCpuMs(pid), at: performance.now() };
+    await counter.close();
     child.kill('SIGTERM');
     await exit;
     if (done === undefined || started === undefined || lines < options.changes)

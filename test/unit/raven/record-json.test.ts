@@ -1,24 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { KubeObject } from '../../../src/client/kube-object.js';
 import { gapNotice } from '../../../src/raven/gap-notice.js';
 import { recordJson, serialisedObject } from '../../../src/raven/record-json.js';
-import { changeEvent, pod, PODS, TIME } from './checkpoint/fixtures.js';
-
-/** A pod whose serialisation is counted: JSON.stringify reads `spec` once per serialisation. */
-function countedPod(name: string): { object: KubeObject; reads: () => number } {
-  const object = pod('d', name, { rv: '5' });
-  const spec = (object as { spec?: unknown }).spec;
-  let reads = 0;
-  Object.defineProperty(object, 'spec', {
-    enumerable: true,
-    get: () => {
-      reads++;
-      return spec;
-    },
-  });
-  return { object, reads: () => reads };
-}
+import { changeEvent, countedPod, pod, PODS, TIME } from './checkpoint/fixtures.js';
 
 test('a record is written exactly as JSON.stringify writes it', () => {
   const previous = pod('d', 'a', { rv: '4', image: 'nginx:1.24' });
@@ -47,7 +31,7 @@ test('a record is written exactly as JSON.stringify writes it', () => {
 });
 
 test('a record is serialised once for every sink, and its object is kept for the checkpoint', () => {
-  const { object, reads } = countedPod('a');
+  const { object, reads } = countedPod('a', '5');
   const event = changeEvent('added', object);
   assert.equal(serialisedObject(event), undefined, 'nothing is made before a sink asks');
   const first = recordJson(event);

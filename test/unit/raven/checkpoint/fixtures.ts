@@ -35,6 +35,24 @@ export function pod(namespace: string | undefined, name: string, shape: PodShape
   } as KubeObject;
 }
 
+/**
+ * A pod whose serialisations are counted: `JSON.stringify` reads its `spec` once per
+ * serialisation, so `reads()` tells how many times it was serialised.
+ */
+export function countedPod(name: string, rv: string): { object: KubeObject; reads: () => number } {
+  const object = pod('d', name, { rv });
+  const spec = (object as { spec?: unknown }).spec;
+  let reads = 0;
+  Object.defineProperty(object, 'spec', {
+    enumerable: true,
+    get: () => {
+      reads++;
+      return spec;
+    },
+  });
+  return { object, reads: () => reads };
+}
+
 /** A live event for `object`, as the daemon would deliver it. */
 export function changeEvent(type: ChangeType, object: KubeObject, watcher = 'pods'): ChangeEvent {
   const m = object.metadata;

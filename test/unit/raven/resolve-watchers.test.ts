@@ -62,6 +62,11 @@ function discovery(unreachable = 0): ResourceResolver & { asked: string[] } {
   };
 }
 
+/** Options for a run nobody stops, on a clock of its own, logging nowhere a test reads. */
+function unhurried(): { clock: FakeClock; logger: ReturnType<typeof captureLogger>; signal: AbortSignal } {
+  return { clock: new FakeClock(), logger: captureLogger(), signal: new AbortController().signal };
+}
+
 const config = parseRavenConfig(`watchers:
   - { name: deploys, resource: deploy }
   - { name: maps, resource: cm }
@@ -72,9 +77,7 @@ sinks:
 test('resolves every watcher’s resource by its name', async () => {
   const d = discovery();
   const resolved = await resolveWatchers(config.watchers, d, {
-    clock: new FakeClock(),
-    logger: captureLogger(),
-    signal: new AbortController().signal,
+    ...unhurried(),
   });
   assert.deepEqual(d.asked, ['deploy', 'cm']);
   assert.ok(resolved !== undefined);
@@ -91,9 +94,7 @@ sinks:
 `);
   await assert.rejects(
     resolveWatchers(bad.watchers, discovery(), {
-      clock: new FakeClock(),
-      logger: captureLogger(),
-      signal: new AbortController().signal,
+      ...unhurried(),
       configFile: 'raven.yaml',
     }),
     (error: unknown) => {
@@ -150,9 +151,8 @@ sinks:
   const logger = captureLogger();
   const d = discovery();
   const resolved = await resolveWatchers(events.watchers, d, {
-    clock: new FakeClock(),
+    ...unhurried(),
     logger,
-    signal: new AbortController().signal,
   });
   assert.deepEqual(d.asked, ['events.k8s.io/v1/events', 'v1/events']);
   assert.equal(resolved?.get('events')?.group, '');
@@ -167,9 +167,7 @@ sinks:
 `);
   await assert.rejects(
     resolveWatchers(events.watchers, discovery(), {
-      clock: new FakeClock(),
-      logger: captureLogger(),
-      signal: new AbortController().signal,
+      ...unhurried(),
     }),
     ConfigError,
   );

@@ -15,7 +15,20 @@ export interface Measurement {
   maxDelayMs: number;
   /** Longest lateness of a 10 ms interval timer. */
   maxLagMs: number;
+  /**
+   * The most CPU the main thread spent between two ticks of that timer: the longest the program
+   * itself held the event loop, apart from time the OS gave to other processes (a lateness is
+   * wall time, and on a loaded machine much of it can be spent descheduled). Needs
+   * `process.threadCpuUsage` (Node 23.9 and later); undefined before.
+   */
+  maxBlockCpuMs?: number;
+  /** The main thread's CPU during the tick that was latest (maxLagMs). */
+  lagCpuMs?: number;
 }
+
+type ThreadCpu = () => NodeJS.CpuUsage;
+const threadCpu = (process as { threadCpuUsage?: ThreadCpu }).threadCpuUsage?.bind(process);
+const cpuMs = (u: NodeJS.CpuUsage): number => (u.user + u.system) / 1000;
 
 const SAMPLE_MS = 10;
 
@@ -26,13 +39,24 @@ export class Meter {
   readonly #timer: NodeJS.Timeout;
   #last = performance.now();
   #maxLag = 0;
+  #lagCpu = 0;
+  #lastThreadCpu = threadCpu === undefined ? 0 : cpuMs(threadCpu());
+  #maxBlockCpu = 0;
   #peakHeap = process.memoryUsage().heapUsed;
 
   constructor() {
     this.#delay.enable();
     this.#timer = setInterval(() => {
       const now = performance.now();
-      this.#maxLag = Math.max(this.#maxLag, now - this.#last - SAMPLE_MS);
+      const lag = now - this.#last - SAMPLE_MS;
+      const thread = threadCpu === undefined ? 0 : cpuMs(threadCpu());
+      const busy = thread - this.#lastThreadCpu;
+      if (lag > this.#maxLag) {
+        this.#maxLag = lag;
+        this.#lagCpu = busy;
+      }
+      this.#maxBlockCpu = Math.max(this.#maxBlockCpu, busy);
+      this.#lastThreadCpu = thread;
       this.#last = now;
       this.#peakHeap = Math.max(this.#peakHeap, process.memoryUsage().heapUsed);
     }, SAMPLE_MS);
@@ -56,6 +80,7 @@ export class Meter {
       peakHeapMb: this.#peakHeap / 2 ** 20,
       maxDelayMs: this.#delay.max / 1e6,
       maxLagMs: this.#maxLag,
+      ...(threadCpu === undefined ? {} : { maxBlockCpuMs: this.#maxBlockCpu, lagCpuMs: this.#lagCpu }),
     };
   }
 }

@@ -442,18 +442,17 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
     object: T,
     source: ObjectSource,
     inEvent: boolean,
-    seen: Set<string>,
     relist: boolean,
     out: WatcherEvent<T>[],
   ): void {
     const key = metadataKey(object.metadata);
-    seen.add(key);
     const known = this.#known.get(key);
     if (known === undefined) {
-      this.#known.set(key, object, source, inEvent);
+      this.#known.listed(this.#known.set(key, object, source, inEvent));
       out.push(relist ? { type: 'added', object } : { type: 'initial', object });
       return;
     }
+    this.#known.listed(known);
     const uid = object.metadata?.uid;
     if (known.uid !== undefined && uid !== undefined && known.uid !== uid) {
       // Deleted and re-created under the same name while we were not watching.
@@ -481,34 +480,25 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
     };
   }
 
-  /** After a complete (re)list: everything known but not seen is gone. */
-  #tombstones(seen: Set<string>): WatcherEvent<T>[] {
-    const out: WatcherEvent<T>[] = [];
-    // Deleting the entry being visited is safe while iterating a Map.
-    for (const key of this.#known.keys()) {
-      if (seen.has(key)) continue;
-      const known = this.#known.delete(key);
-      if (known !== undefined)
-        out.push({ type: 'deleted', object: this.#known.lastState(key, known), tombstone: true });
-    }
-    return out;
+  /** After a complete (re)list: everything known but not seen by it is gone. */
+  #tombstones(): WatcherEvent<T>[] {
+    return this.#known.unlisted().map(([key, known]) => {
+      this.#known.delete(key);
+      return { type: 'deleted', object: this.#known.lastState(key, known), tombstone: true };
+    });
   }
 
-  #listFilter(seen: Set<string>): (peek: ObjectPeek) => boolean {
+  #listFilter(): (peek: ObjectPeek) => boolean {
     return (peek) => {
       if (this.#accept !== undefined && !this.#accept(peek)) return false;
-      if (this.#known.unchanged(peek)) {
-        seen.add(metadataKey(peek));
-        return false;
-      }
-      return true;
+      return !this.#known.unchanged(peek, true);
     };
   }
 
   async *#list(from: ListFrom, paged: boolean): AsyncGenerator<WatcherEvent<T>, Outcome, undefined> {
     const relist = this.#synced;
     yield* this.#listing(relist);
-    const seen = new Set<string>();
+    this.#known.beginList();
     let continueToken: string | undefined;
     let continued = false;
     for (;;) {
@@ -523,8 +513,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
       try {
         const { body, cbor } = await this.#open(query, request);
         this.#policy.connected();
-        const filter =
-          this.#accept !== undefined || this.#known.size > 0 ? this.#listFilter(seen) : undefined;
+        const filter = this.#accept !== undefined || this.#known.size > 0 ? this.#listFilter() : undefined;
         const out: WatcherEvent<T>[] = [];
         let metadata: ListMeta;
         if (cbor) {
@@ -534,7 +523,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
             filter,
           });
           for (const item of list.items) {
-            this.#reconcile(item.object, item, false, seen, relist, out);
+            this.#reconcile(item.object, item, false, relist, out);
             for (const event of out) yield event;
             out.length = 0;
           }
@@ -543,7 +532,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
           const decoder = new ListDecoder<T>({ dropManagedFields: this.#o.dropManagedFields, filter });
           for await (const chunk of body) {
             for (const item of decoder.push(chunk)) {
-              this.#reconcile(item.object, item, false, seen, relist, out);
+              this.#reconcile(item.object, item, false, relist, out);
               for (const event of out) yield event;
               out.length = 0;
             }
@@ -571,7 +560,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
           error: new TransportError(`list of ${this.#o.path} returned no resourceVersion`),
         };
       }
-      for (const event of this.#tombstones(seen)) yield event;
+      for (const event of this.#tombstones()) yield event;
       this.#resourceVersion = resourceVersion;
       this.#synced = true;
       this.#listOpen = false;
@@ -593,8 +582,12 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
    */
   async *#stream(extra: Query, initial: boolean): AsyncGenerator<WatcherEvent<T>, Outcome, undefined> {
     const relist = this.#synced;
-    if (initial) yield* this.#listing(relist);
-    let seen: Set<string> | undefined = initial ? new Set<string>() : undefined;
+    if (initial) {
+      yield* this.#listing(relist);
+      this.#known.beginList();
+    }
+    /** Before the initial-events-end bookmark of a streaming initial list. */
+    let listing = initial;
     const opened = this.#clock.now();
     const request = this.#request();
     const query: Query = {
@@ -610,11 +603,11 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
       kind: 'ended',
       lived: lived(),
       delivered,
-      listed: initial && seen === undefined,
+      listed: initial && !listing,
     });
     // Before its initial-events-end bookmark, a streaming initial list has a deadline of its own.
     const deadline = initial
-      ? (): number | undefined => (seen === undefined ? undefined : this.#initialEventsMs())
+      ? (): number | undefined => (listing ? this.#initialEventsMs() : undefined)
       : undefined;
     try {
       const { body, cbor } = await this.#open(query, request, deadline);
@@ -629,7 +622,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
         // With nothing known yet, nothing can be unchanged: the first list parses straight away too.
         filter:
           this.#accept !== undefined || (initial && this.#known.size > 0)
-            ? (peek: WatchEventPeek) => this.#watchFilter(peek, seen)
+            ? (peek: WatchEventPeek) => this.#watchFilter(peek, listing)
             : undefined,
       };
       // Lines are decoded here, each just before its event is yielded: no generator in between.
@@ -643,7 +636,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
           if (event === undefined) continue;
           this.#lastEventAt = this.#clock.now();
           if (event.type === 'ERROR')
-            return { kind: 'failed', error: event.error, listed: initial && seen === undefined };
+            return { kind: 'failed', error: event.error, listed: initial && !listing };
           if (!delivered) {
             // A stream that delivers is healthy, however short it turns out to be.
             delivered = true;
@@ -652,11 +645,11 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
           const rv = event.object.metadata?.resourceVersion;
           if (rv !== undefined && rv !== '') this.#resourceVersion = rv;
           if (event.type === 'BOOKMARK') {
-            if (seen === undefined) {
+            if (!listing) {
               if (rv !== undefined) yield { type: 'bookmark', resourceVersion: rv };
             } else if (event.object.metadata?.annotations?.[INITIAL_EVENTS_END] === 'true') {
-              for (const gone of this.#tombstones(seen)) yield gone;
-              seen = undefined;
+              for (const gone of this.#tombstones()) yield gone;
+              listing = false;
               // The live watch that follows parses straight away, as a plain watch does.
               if (this.#accept === undefined) decode.filter = undefined;
               this.#synced = true;
@@ -667,8 +660,8 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
               // A server that serves the streaming initial list sends no other bookmark before this one.
               return { kind: 'notServed', reason: 'a bookmark came before the initial-events-end bookmark' };
             }
-          } else if (seen !== undefined && event.type === 'ADDED') {
-            this.#reconcile(event.object, line, true, seen, relist, out);
+          } else if (listing && event.type === 'ADDED') {
+            this.#reconcile(event.object, line, true, relist, out);
             for (const change of out) yield change;
             out.length = 0;
           } else {
@@ -685,7 +678,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
       if (this.#aborted()) return { kind: 'aborted' };
       if (request.idle instanceof InitialEventsTimeout)
         return { kind: 'notServed', reason: request.idle.message };
-      return { kind: 'failed', error: request.idle ?? error, listed: initial && seen === undefined };
+      return { kind: 'failed', error: request.idle ?? error, listed: initial && !listing };
     } finally {
       request.done();
     }
@@ -765,15 +758,14 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
     }
   }
 
-  #watchFilter(peek: WatchEventPeek, seen: Set<string> | undefined): boolean {
+  #watchFilter(peek: WatchEventPeek, listing: boolean): boolean {
     if (peek.type === 'BOOKMARK') return true;
     if (this.#accept !== undefined && !this.#accept(peek)) {
       if (peek.resourceVersion !== undefined) this.#resourceVersion = peek.resourceVersion;
       return false;
     }
-    if (peek.type !== 'DELETED' && this.#known.unchanged(peek)) {
+    if (peek.type !== 'DELETED' && this.#known.unchanged(peek, listing)) {
       if (peek.resourceVersion !== undefined) this.#resourceVersion = peek.resourceVersion;
-      seen?.add(metadataKey(peek));
       return false;
     }
     return true;

@@ -36,6 +36,8 @@ export interface ListWatchRow {
   peakRssMb: number;
   maxDelayMs: number;
   maxLagMs: number;
+  /** Undefined under a Node without process.threadCpuUsage. */
+  maxBlockCpuMs: number | undefined;
   updatesMs: number;
 }
 
@@ -86,6 +88,9 @@ export async function runListWatchSuite(options: ListWatchSuiteOptions): Promise
       peakRssMb: med((r) => r.peakRssMb),
       maxDelayMs: med((r) => r.maxDelayMs),
       maxLagMs: med((r) => r.maxLagMs),
+      maxBlockCpuMs: runs.every((r) => r.maxBlockCpuMs !== undefined)
+        ? med((r) => r.maxBlockCpuMs ?? 0)
+        : undefined,
       updatesMs: med((r) => r.updatesMs),
     };
   });
@@ -101,6 +106,7 @@ function listWatchMarkdown(rows: ListWatchRow[], options: ListWatchSuiteOptions,
     'peak RSS MiB',
     'longest stall ms (loop delay)',
     'longest stall ms (10 ms timer lag)',
+    'longest block ms (main-thread CPU)',
     `${options.updates} updates ms`,
     'runs',
   ];
@@ -112,6 +118,7 @@ function listWatchMarkdown(rows: ListWatchRow[], options: ListWatchSuiteOptions,
     fixed(r.peakRssMb),
     fixed(r.maxDelayMs),
     fixed(r.maxLagMs),
+    r.maxBlockCpuMs === undefined ? '—' : fixed(r.maxBlockCpuMs),
     fixed(r.updatesMs),
     r.failures.length === 0 ? String(r.runs.length) : `${r.runs.length} (${r.failures.length} failed)`,
   ]);
@@ -125,6 +132,9 @@ function listWatchMarkdown(rows: ListWatchRow[], options: ListWatchSuiteOptions,
       ratio(p.peakHeapMb / r.peakHeapMb),
       ratio(p.peakRssMb / r.peakRssMb),
       ratio(p.maxDelayMs / r.maxDelayMs),
+      r.maxBlockCpuMs === undefined || p.maxBlockCpuMs === undefined
+        ? '—'
+        : ratio(p.maxBlockCpuMs / r.maxBlockCpuMs),
     ]),
   );
   const failures = rows.flatMap((r) => r.failures.map((f) => `- \`${r.contestant.name}\`: ${f}`));
@@ -138,13 +148,19 @@ function listWatchMarkdown(rows: ListWatchRow[], options: ListWatchSuiteOptions,
     `${options.runs} interleaved rounds, medians: list everything into the cache until synced, then`,
     `${options.updates} ConfigMaps are patched and the run ends when all the updates have arrived.`,
     'Heap is sampled every 10 ms (a peak inside one long synchronous step is seen only as it ends;',
-    'peak RSS is exact). Stalls: the max of monitorEventLoopDelay and of the lateness of a 10 ms timer.',
+    'peak RSS is exact). Stalls: the max of monitorEventLoopDelay and of the lateness of a 10 ms timer,',
+    'wall time that includes any time the OS ran other processes (the control plane shares the cores).',
+    'Longest block: the most CPU the main thread spent between two ticks of that timer, which is the',
+    'time the program itself held the event loop (process.threadCpuUsage; Node 23.9 and later).',
     '',
     table(header, body),
     '',
     'Ratios (peer / Raven; above 1 means Raven is faster, uses less, or stalls less):',
     '',
-    table(['pair', 'time to synced', 'CPU', 'peak heap', 'peak RSS', 'longest stall'], versus),
+    table(
+      ['pair', 'time to synced', 'CPU', 'peak heap', 'peak RSS', 'longest stall', 'longest block'],
+      versus,
+    ),
     '',
     'Contestants:',
     '',

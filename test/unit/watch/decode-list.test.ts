@@ -44,6 +44,21 @@ for (const [order, text] of [
   });
 }
 
+test('strings with escapes, brackets and braces inside items decode the same at every split', async () => {
+  const tricky = [
+    { metadata: { name: 'a', annotations: { q: 'say "}" and \\', r: '\\"]', s: '{[', t: '\\\\' } } },
+    { metadata: { name: 'b\\' }, data: { x: '\\\\\\"}]{[', y: ['"', '\\', ']'], z: 'é😀\u0000' } },
+    { metadata: { name: 'c' }, spec: { n: -1.5e3, t: true, f: null, e: {}, l: [[], [{}]] } },
+  ];
+  const text = JSON.stringify({ kind: 'ConfigMapList', metadata: { resourceVersion: '3' }, items: tricky });
+  const bytes = encode(text);
+  for (let cut = 0; cut <= bytes.length; cut++) {
+    const { items } = await decode([bytes.subarray(0, cut), bytes.subarray(cut)]);
+    assert.deepEqual(items, tricky, `split at byte ${cut}`);
+  }
+  assert.deepEqual((await decode(chunksOf(bytes, 1))).items, tricky);
+});
+
 test('one-byte chunks with managedFields dropping give the pods without managedFields', async () => {
   const { items } = await decode(chunksOf(encode(metadataLast), 1), { dropManagedFields: true });
   const expected = pods.map((pod) => {

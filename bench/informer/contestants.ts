@@ -217,15 +217,27 @@ function ravenRelist(name: string, description: string, watchList: boolean): Con
       const raven = await loadRaven();
       const client = await ravenClient(raven, target.kubeconfig);
       // What a watcher needs to know of each object to tell a relist's unchanged items: its key,
-      // uid and resourceVersion (a watcher keeps the rest off the heap, or not at all).
-      const items = (await getJson(`${target.url}${PATH}`)).items.map((item) => ({
-        metadata: {
-          namespace: item.metadata?.namespace,
-          name: item.metadata?.name,
-          uid: item.metadata?.uid,
-          resourceVersion: item.metadata?.resourceVersion,
-        },
-      }));
+      // uid and resourceVersion (a watcher keeps the rest off the heap, or not at all). Read in
+      // pages: one parse of the whole list holds about 700 MiB of heap at once, after which V8 keeps
+      // its young generation at the maximum, and with a live heap of 35 MiB it then started
+      // incremental marking every 150 ms or so throughout the timed relist (29 mark-compacts in a
+      // streaming relist of 50,000 pods, Node 24): the cost of this preparation, not of the relist.
+      const items: KubeObjectLike[] = [];
+      let next = '';
+      do {
+        const page = await getJson(`${target.url}${PATH}?limit=500${next && `&continue=${next}`}`);
+        for (const item of page.items) {
+          items.push({
+            metadata: {
+              namespace: item.metadata?.namespace,
+              name: item.metadata?.name,
+              uid: item.metadata?.uid,
+              resourceVersion: item.metadata?.resourceVersion,
+            },
+          });
+        }
+        next = (page.metadata as { continue?: string }).continue ?? '';
+      } while (next !== '');
       return async () => {
         const watcher = raven.watch({
           transport: client,

@@ -23,7 +23,14 @@ async function main(): Promise<void> {
   try {
     await writeFile(kubeconfig, kubeconfigFor(server.url));
     // As runChild starts it, but with the child's output passed through (--trace-gc and the like).
-    const argv = ['--max-old-space-size=8192', ...flags, '--import', 'tsx', 'bench/informer/run-one.ts'];
+    const argv = [
+      '--max-old-space-size=8192',
+      '--expose-gc',
+      ...flags,
+      '--import',
+      'tsx',
+      'bench/informer/run-one.ts',
+    ];
     const child = spawn(node, [...argv, name, server.url, kubeconfig, listed, events], {
       cwd: repoRoot,
       stdio: 'inherit',

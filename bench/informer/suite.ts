@@ -58,7 +58,7 @@ export async function runInformerSuite(options: InformerSuiteOptions): Promise<{
           node: options.node,
           script: 'bench/informer/run-one.ts',
           args: [contestant.name, server.url, kubeconfig, String(options.listed), String(options.events)],
-          nodeFlags: ['--max-old-space-size=8192'],
+          nodeFlags: ['--max-old-space-size=8192', '--expose-gc'],
           timeoutMs: 900_000,
         }),
       (contestant, round, outcome) => {

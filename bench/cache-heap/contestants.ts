@@ -128,6 +128,31 @@ function ravenWatcher(name: string, description: string, keepObjects: boolean): 
   };
 }
 
+/**
+ * The informer as most programs get one: from `SharedInformers` with its defaults (the watcher
+ * decodes without managedFields and keeps no copy; the store has the objects).
+ */
+const sharedInformers: Contestant = {
+  name: 'raven-shared-informers',
+  description: '`SharedInformers` with its defaults: `informerFor(pods in the namespace)`, nothing set',
+  setup: async (target) => {
+    const raven = await loadRaven();
+    const transport = new raven.KubeClient(await raven.loadConfig({ kubeconfig: target.kubeconfig }));
+    return {
+      start: () => {
+        const informers = new raven.SharedInformers({ transport });
+        const pods = informers.informerFor({
+          resource: { group: '', version: 'v1', resource: 'pods', namespaced: true },
+          namespaces: target.namespace,
+        });
+        // Never aborted: the run's process exits once the heap is measured.
+        informers.start(new AbortController().signal);
+        return { synced: informers.waitForSync(), held: () => pods.store.size };
+      },
+    };
+  },
+};
+
 /** client-node's informer also offers the cache it keeps. */
 interface ClientNodeCachingInformer extends ClientNodeInformer {
   list(namespace?: string): unknown[];
@@ -211,6 +236,7 @@ export const contestants: readonly Contestant[] = [
     '`transform: dropManagedFields` only, and the watcher keeps no objects (`keepObjects: false`; the store has them)',
     { freeze: 'never', transform: true, watcherDrop: false, keepObjects: false },
   ),
+  sharedInformers,
   ravenWatcher(
     'raven-watcher-keep',
     'Raven `watch()` alone, `keepObjects: true` (the default), events discarded',

@@ -161,6 +161,7 @@ function findings(rows: Row[]): string[] {
     [
       ['client-node-informer', 'raven-informer'],
       ['client-node-informer', 'raven-informer-drop'],
+      ['client-node-informer', 'raven-shared-informers'],
       ['raven-informer', 'baseline-parsed-list'],
       ['client-node-informer', 'baseline-parsed-list'],
     ] satisfies [string, string][]

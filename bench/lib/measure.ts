@@ -8,6 +8,8 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 export interface Measurement {
   ms: number;
   cpuMs: number;
+  /** The kernel's part of cpuMs (page faults, system calls). */
+  systemCpuMs: number;
   /** process.resourceUsage().maxRSS: the whole process, runtime included. */
   peakRssMb: number;
   peakHeapMb: number;
@@ -24,6 +26,8 @@ export interface Measurement {
   maxBlockCpuMs?: number;
   /** The main thread's CPU during the tick that was latest (maxLagMs). */
   lagCpuMs?: number;
+  /** The main thread's CPU over the whole run (cpuMs less V8's and libuv's helper threads). */
+  threadCpuMs?: number;
 }
 
 type ThreadCpu = () => NodeJS.CpuUsage;
@@ -35,6 +39,7 @@ const SAMPLE_MS = 10;
 export class Meter {
   readonly #t0 = performance.now();
   readonly #cpu0 = process.cpuUsage();
+  readonly #threadCpu0 = threadCpu === undefined ? 0 : cpuMs(threadCpu());
   readonly #delay = monitorEventLoopDelay({ resolution: SAMPLE_MS });
   readonly #timer: NodeJS.Timeout;
   #last = performance.now();
@@ -76,11 +81,18 @@ export class Meter {
     return {
       ms,
       cpuMs: (cpu.user + cpu.system) / 1000,
+      systemCpuMs: cpu.system / 1000,
       peakRssMb: process.resourceUsage().maxRSS / 1024,
       peakHeapMb: this.#peakHeap / 2 ** 20,
       maxDelayMs: this.#delay.max / 1e6,
       maxLagMs: this.#maxLag,
-      ...(threadCpu === undefined ? {} : { maxBlockCpuMs: this.#maxBlockCpu, lagCpuMs: this.#lagCpu }),
+      ...(threadCpu === undefined
+        ? {}
+        : {
+            maxBlockCpuMs: this.#maxBlockCpu,
+            lagCpuMs: this.#lagCpu,
+            threadCpuMs: cpuMs(threadCpu()) - this.#threadCpu0,
+          }),
     };
   }
 }

@@ -185,6 +185,11 @@ export const contestants: readonly Contestant[] = [
     pageSize: 5000,
   }),
   ravenContestant(
+    'raven-one-page',
+    "Raven's watcher, the list in one page (pageSize 1,000,000: decoded as it arrives), then watch",
+    { watchList: false, pageSize: 1_000_000 },
+  ),
+  ravenContestant(
     'raven-watchlist',
     "Raven's watcher, streaming initial list (sendInitialEvents), then the same watch",
     { watchList: true },

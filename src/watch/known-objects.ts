@@ -153,12 +153,9 @@ export class KnownObjects<T extends KubeObject> {
     const known = this.#map.get(key);
     if (known === undefined) return undefined;
     this.#map.delete(key);
-    if (known.listed === this.#list) this.#listedCount--;
+    // 0: never seen by a list (an entry made before the first one, by a resume or a watch event).
+    if (known.listed !== 0 && known.listed === this.#list) this.#listedCount--;
     return known;
-  }
-
-  keys(): IterableIterator<string> {
-    return this.#map.keys();
   }
 
   /**

@@ -59,3 +59,13 @@ test('unchanged marks what it finds unchanged only when asked to', () => {
   assert.equal(objects.unchanged({ ...peek, name: 'b', uid: 'uid-b', resourceVersion: '7' }, true), false);
   assert.deepEqual(unlistedKeys(objects), ['ns/b']);
 });
+
+test('entries deleted before any list (a resume, then watch events) leave the first list counting right', () => {
+  const objects = known(['a', 'b', 'c']);
+  objects.delete('ns/a');
+  objects.beginList();
+  objects.listed(objects.get('ns/b') ?? assert.fail());
+  assert.deepEqual(unlistedKeys(objects), ['ns/c']);
+  objects.listed(objects.get('ns/c') ?? assert.fail());
+  assert.deepEqual(unlistedKeys(objects), []);
+});

@@ -1,7 +1,9 @@
 /**
- * Profile one informer contestant: serve the collection, then run the contestant once in a child
- * process, as suite.ts does (its output passed through), with extra Node flags (for example `--cpu-prof`):
- *   tsx bench/informer/profile.ts <node> <contestant> <listed> <events> [node flags...]
+ * Profile one contestant of the informer or decode suite: serve the collection, then run the
+ * contestant once in a child process, as the suite does (its output passed through), with extra
+ * Node flags (for example `--cpu-prof` or `--trace-gc`):
+ *   tsx bench/lib/profile.ts informer <node> <contestant> <listed> <events> [node flags...]
+ *   tsx bench/lib/profile.ts decode <node> <contestant> <events> <population> [node flags...]
  * The profile is written to the child's working directory (the repository) unless the flags say
  * otherwise (`--cpu-prof-dir`).
  */
@@ -10,13 +12,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { kubeconfigFor } from '../decode/suite.js';
 import { spawn } from 'node:child_process';
-import { repoRoot } from '../lib/child.js';
-import { PodCollection, startPodServer } from '../lib/pod-server.js';
+import { repoRoot } from './child.js';
+import { PodCollection, startPodServer } from './pod-server.js';
 
 async function main(): Promise<void> {
-  const [node = process.execPath, name = '', listed = '50000', events = '0', ...flags] =
+  const [suite = '', node = process.execPath, name = '', first = '', second = '', ...flags] =
     process.argv.slice(2);
-  const collection = new PodCollection({ listed: Number(listed), events: Number(events) });
+  if (suite !== 'informer' && suite !== 'decode')
+    throw new Error(`suite: expected informer or decode, got ${suite}`);
+  const collection =
+    suite === 'informer'
+      ? new PodCollection({ listed: Number(first || 50000), events: Number(second || 0) })
+      : new PodCollection({ listed: 0, events: Number(first || 50000), population: Number(second || 10000) });
   const server = await startPodServer(collection);
   const dir = await mkdtemp(join(tmpdir(), 'raven-profile-'));
   const kubeconfig = join(dir, 'kubeconfig');
@@ -29,9 +36,11 @@ async function main(): Promise<void> {
       ...flags,
       '--import',
       'tsx',
-      'bench/informer/run-one.ts',
+      `bench/${suite}/run-one.ts`,
     ];
-    const child = spawn(node, [...argv, name, server.url, kubeconfig, listed, events], {
+    const [a, b] =
+      suite === 'informer' ? [first || '50000', second || '0'] : [first || '50000', second || '10000'];
+    const child = spawn(node, [...argv, name, server.url, kubeconfig, a, b], {
       cwd: repoRoot,
       stdio: 'inherit',
     });

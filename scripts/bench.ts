@@ -272,7 +272,11 @@ async function main(): Promise<number> {
     process.env.RAVEN_BENCH_DIST = resolve(dist);
     log(`Raven from ${process.env.RAVEN_BENCH_DIST} (RAVEN_BENCH_DIST; not built)`);
   }
-  log(`contestants run under Node ${nodes.map((n) => n.version).join(' and ')}; Raven: ${ravenSource()}`);
+  log(
+    withPeers
+      ? `contestants run under Node ${nodes.map((n) => n.version).join(' and ')}; Raven: ${ravenSource()}`
+      : `suites run under this Node, ${process.version} (--node applies to suites with peers only); Raven: ${ravenSource()}`,
+  );
 
   const written: string[] = [];
   for (const name of chosen) {

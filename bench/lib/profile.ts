@@ -20,10 +20,13 @@ async function main(): Promise<void> {
     process.argv.slice(2);
   if (suite !== 'informer' && suite !== 'decode')
     throw new Error(`suite: expected informer or decode, got ${suite}`);
+  // The run-one arguments: informer <listed> <events>, decode <events> <population>.
+  const a = first || '50000';
+  const b = second || (suite === 'informer' ? '0' : '10000');
   const collection =
     suite === 'informer'
-      ? new PodCollection({ listed: Number(first || 50000), events: Number(second || 0) })
-      : new PodCollection({ listed: 0, events: Number(first || 50000), population: Number(second || 10000) });
+      ? new PodCollection({ listed: Number(a), events: Number(b) })
+      : new PodCollection({ listed: 0, events: Number(a), population: Number(b) });
   const server = await startPodServer(collection);
   const dir = await mkdtemp(join(tmpdir(), 'raven-profile-'));
   const kubeconfig = join(dir, 'kubeconfig');
@@ -38,8 +41,6 @@ async function main(): Promise<void> {
       'tsx',
       `bench/${suite}/run-one.ts`,
     ];
-    const [a, b] =
-      suite === 'informer' ? [first || '50000', second || '0'] : [first || '50000', second || '10000'];
     const child = spawn(node, [...argv, name, server.url, kubeconfig, a, b], {
       cwd: repoRoot,
       stdio: 'inherit',

@@ -14,6 +14,15 @@ export async function processCpuMs(pid: number): Promise<number> {
   return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
 }
 
+/**
+ * How often the process's main thread (for Node, the event loop's) has gone to sleep and been
+ * woken since it started: its voluntary context switches, one for each wait that blocked.
+ */
+export async function processWakeUps(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(/^voluntary_ctxt_switches:\s+(\d+)$/m.exec(status)?.[1]);
+}
+
 /** Bytes the process has read since it started (`rchar`: files, sockets and pipes alike). */
 export async function processReadBytes(pid: number): Promise<number> {
   const io = await readFile(`/proc/${pid}/io`, 'utf8');

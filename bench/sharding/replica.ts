@@ -14,7 +14,7 @@ import { readFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { processCpuMs, processReadBytes } from '../lib/proc.js';
+import { processCpuMs, processReadBytes, processWakeUps } from '../lib/proc.js';
 import { ravenDist } from '../lib/raven.js';
 
 /** One line of the daemon's log (pino JSON): `msg` and whatever fields it carried. */
@@ -27,6 +27,8 @@ export interface LogLine {
 export interface Usage {
   cpuMs: number;
   readBytes: number;
+  /** The event loop's wake-ups (`processWakeUps`). */
+  wakeUps: number;
 }
 
 export const MESSAGE = {
@@ -135,8 +137,12 @@ export class Replica {
 
   /** CPU time and bytes read so far, from /proc. */
   async usage(): Promise<Usage> {
-    const [cpuMs, readBytes] = await Promise.all([processCpuMs(this.#pid), processReadBytes(this.#pid)]);
-    return { cpuMs, readBytes };
+    const [cpuMs, readBytes, wakeUps] = await Promise.all([
+      processCpuMs(this.#pid),
+      processReadBytes(this.#pid),
+      processWakeUps(this.#pid),
+    ]);
+    return { cpuMs, readBytes, wakeUps };
   }
 
   /** The peak resident set size of the whole process so far (VmHWM), in bytes. */

@@ -14,6 +14,8 @@ export interface ReplicaMeasure {
   identity: string;
   cpuMs: number;
   readBytes: number;
+  /** The event loop's wake-ups over the window (voluntary context switches of the main thread). */
+  wakeUps: number;
   /** At the end of the window. */
   heapBytes: number;
   /** Over the replica's whole life. */
@@ -102,6 +104,10 @@ function common(rounds: Rounds<RunResult>, name: string, single: string): string
           med(rounds, name, (r) => Math.max(...of(r, (m) => m.changes))),
         )}`,
     fixed(
+      med(rounds, name, (r) => median(of(r, (m) => m.wakeUps / Math.max(1, m.changes)))),
+      2,
+    ),
+    fixed(
       med(rounds, name, (r) => r.ms / 1000),
       0,
     ),
@@ -119,6 +125,7 @@ const COMMON_HEADER = [
   'heap MiB',
   'peak RSS MiB',
   'changes per replica',
+  'wake-ups per change',
   'churn s',
   'idle CPU ms/s',
   'runs',
@@ -225,7 +232,7 @@ export function shardingMarkdown(rounds: Rounds<RunResult>, c: ReportContext): s
     '',
     `${c.objects} ConfigMaps (${fixed(c.meanObjectBytes / 1024, 1)} KiB each as JSON, on average, managedFields included) in one namespace; then ${c.changes} merge patches of them (16 in flight, round-robin over the objects, each a real change), made once every replica has logged its parts of the hash space with all N members, has synced, and has gone quiet, and made twice: a warm-up churn, not measured, then the measured one once the replicas are quiet again (a daemon runs for days: the window measures its steady state, not V8 optimising the code the first changes run). N = ${counts} \`raven run\` replicas from dist/, with \`sharding.enabled\` (128 buckets by uid, lease timings 6/4/1 s), a PostgreSQL checkpoint (a fresh schema each run; \`flushIntervalMs\` at its default, 100 ms) and one stdout sink (JSON lines, counted by the suite). **Server-side**: a control plane with the \`ShardedListAndWatch\` gate on; each replica's watch carries its shard selector and the apiserver sends it the objects of its parts only. **Client-side**: a control plane with the gate off; every replica receives every change and drops the others' by the FNV-1a hash of the uid before parsing.`,
     '',
-    `Measured per replica over the churn window only, from just before the first patch until the sinks together had written every change (each run checks they wrote exactly ${c.changes} lines): CPU (user + system, \`/proc/<pid>/stat\`) and bytes read (\`rchar\` of \`/proc/<pid>/io\`: every read the process made, the apiserver's TLS stream, PostgreSQL's answers and anything else). Heap: \`raven_nodejs_heap_size_used_bytes\` from the replica's /metrics at the end of the window; peak RSS: VmHWM over the replica's whole life, its initial list included. A cell is the median over a run's replicas (the busiest one's CPU in brackets), then the median over ${c.runs} interleaved rounds; ratios are taken within a round against the single replica that filtered the same way, median (range over the rounds). "churn s" is the window's length. "idle CPU ms/s": each replica's CPU over ${IDLE_S} s without changes, once settled and before the churns (Lease renewals and the group's list every retry period, timers), per second.`,
+    `Measured per replica over the churn window only, from just before the first patch until the sinks together had written every change (each run checks they wrote exactly ${c.changes} lines): CPU (user + system, \`/proc/<pid>/stat\`) and bytes read (\`rchar\` of \`/proc/<pid>/io\`: every read the process made, the apiserver's TLS stream, PostgreSQL's answers and anything else). Heap: \`raven_nodejs_heap_size_used_bytes\` from the replica's /metrics at the end of the window; peak RSS: VmHWM over the replica's whole life, its initial list included. A cell is the median over a run's replicas (the busiest one's CPU in brackets), then the median over ${c.runs} interleaved rounds; ratios are taken within a round against the single replica that filtered the same way, median (range over the rounds). "wake-ups per change": the voluntary context switches of the replica's main thread (\`/proc/<pid>/status\`: each time its event loop waited and was woken) over the window, per change its sink wrote. "churn s" is the window's length. "idle CPU ms/s": each replica's CPU over ${IDLE_S} s without changes, once settled and before the churns (Lease renewals and the group's list every retry period, timers), per second.`,
   ];
   const reference = ok(rounds, UNSHARDED);
   sections.push(

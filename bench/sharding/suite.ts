@@ -212,6 +212,7 @@ async function measureChurn(
       identity: r.identity,
       cpuMs: (after[i]?.cpuMs ?? 0) - (before[i]?.cpuMs ?? 0),
       readBytes: (after[i]?.readBytes ?? 0) - (before[i]?.readBytes ?? 0),
+      wakeUps: (after[i]?.wakeUps ?? 0) - (before[i]?.wakeUps ?? 0),
       heapBytes: heap[i] ?? 0,
       peakRssBytes: rss[i] ?? 0,
       changes: r.lines - (linesBefore[i] ?? 0),
@@ -335,7 +336,7 @@ export async function runShardingSuite(options: ShardingSuiteOptions): Promise<{
       (c, round, outcome) => {
         const minutes = fixed((performance.now() - began) / 60_000, 1);
         const what = outcome.ok
-          ? `CPU per replica ${outcome.value.replicas.map((r) => fixed(r.cpuMs / 1000, 2)).join(', ')} s; read ${outcome.value.replicas.map((r) => fixed(r.readBytes / 2 ** 20, 1)).join(', ')} MiB; churn ${fixed(outcome.value.ms / 1000, 1)} s`
+          ? `CPU per replica ${outcome.value.replicas.map((r) => fixed(r.cpuMs / 1000, 2)).join(', ')} s; read ${outcome.value.replicas.map((r) => fixed(r.readBytes / 2 ** 20, 1)).join(', ')} MiB; wake-ups per change ${outcome.value.replicas.map((r) => fixed(r.wakeUps / Math.max(1, r.changes), 2)).join(', ')}; churn ${fixed(outcome.value.ms / 1000, 1)} s`
           : `failed: ${outcome.error}`;
         options.log(`sharding: [${minutes} min] round ${round + 1}/${options.runs} ${c.name}: ${what}`);
       },

@@ -135,7 +135,7 @@ export class Replica {
     return undefined;
   }
 
-  /** CPU time and bytes read so far, from /proc. */
+  /** CPU time, bytes read and event-loop wake-ups so far, from /proc. */
   async usage(): Promise<Usage> {
     const [cpuMs, readBytes, wakeUps] = await Promise.all([
       processCpuMs(this.#pid),

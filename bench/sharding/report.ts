@@ -52,6 +52,9 @@ export const IDLE_S = 10;
 
 const MiB = 2 ** 20;
 const of = (r: RunResult, pick: (m: ReplicaMeasure) => number): number[] => r.replicas.map(pick);
+/** A replica's event-loop wake-ups over the window, per change its sink wrote. */
+export const wakeUpsPerChange = (m: Pick<ReplicaMeasure, 'wakeUps' | 'changes'>): number =>
+  m.wakeUps / Math.max(1, m.changes);
 const cpuS = (r: RunResult): number => median(of(r, (m) => m.cpuMs)) / 1000;
 const cpuMaxS = (r: RunResult): number => Math.max(...of(r, (m) => m.cpuMs)) / 1000;
 const readMiB = (r: RunResult): number => median(of(r, (m) => m.readBytes)) / MiB;
@@ -104,7 +107,7 @@ function common(rounds: Rounds<RunResult>, name: string, single: string): string
           med(rounds, name, (r) => Math.max(...of(r, (m) => m.changes))),
         )}`,
     fixed(
-      med(rounds, name, (r) => median(of(r, (m) => m.wakeUps / Math.max(1, m.changes)))),
+      med(rounds, name, (r) => median(of(r, wakeUpsPerChange))),
       2,
     ),
     fixed(

@@ -31,6 +31,7 @@ import {
   IDLE_S,
   shardingMarkdown,
   UNSHARDED,
+  wakeUpsPerChange,
   type Filtering,
   type ReplicaMeasure,
   type RunResult,
@@ -336,7 +337,7 @@ export async function runShardingSuite(options: ShardingSuiteOptions): Promise<{
       (c, round, outcome) => {
         const minutes = fixed((performance.now() - began) / 60_000, 1);
         const what = outcome.ok
-          ? `CPU per replica ${outcome.value.replicas.map((r) => fixed(r.cpuMs / 1000, 2)).join(', ')} s; read ${outcome.value.replicas.map((r) => fixed(r.readBytes / 2 ** 20, 1)).join(', ')} MiB; wake-ups per change ${outcome.value.replicas.map((r) => fixed(r.wakeUps / Math.max(1, r.changes), 2)).join(', ')}; churn ${fixed(outcome.value.ms / 1000, 1)} s`
+          ? `CPU per replica ${outcome.value.replicas.map((r) => fixed(r.cpuMs / 1000, 2)).join(', ')} s; read ${outcome.value.replicas.map((r) => fixed(r.readBytes / 2 ** 20, 1)).join(', ')} MiB; wake-ups per change ${outcome.value.replicas.map((r) => fixed(wakeUpsPerChange(r), 2)).join(', ')}; churn ${fixed(outcome.value.ms / 1000, 1)} s`
           : `failed: ${outcome.error}`;
         options.log(`sharding: [${minutes} min] round ${round + 1}/${options.runs} ${c.name}: ${what}`);
       },

@@ -8,14 +8,14 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { openSync, closeSync, existsSync } from 'node:fs';
+import { openSync, closeSync, existsSync, fstatSync } from 'node:fs';
 import { mkdir, readFile, writeFile, rm } from 'node:fs/promises';
 import { request as httpsRequest } from 'node:https';
 import { request as httpRequest } from 'node:http';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { isAlive, type Binaries } from './binaries.js';
 import { generatePki, type Pki } from './pki.js';
+import { freePorts } from './ports.js';
 
 type Component = 'etcd' | 'apiserver' | 'controllerManager';
 
@@ -40,18 +40,11 @@ export interface ControlPlaneState {
   etcdUrl: string;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+/** A component exited at start-up because its port was taken after it was chosen. */
+class PortTakenError extends Error {}
+
+/** How many times start() picks fresh ports when a component finds its port taken. */
+const START_ATTEMPTS = 3;
 
 function kubeconfigYaml(state: Omit<ControlPlaneState, 'kubeconfig' | 'argv'>): string {
   return `apiVersion: v1
@@ -113,10 +106,17 @@ export interface ControlPlaneOptions {
   featureGates?: Record<string, boolean>;
   /** `--service-cluster-ip-range` (default 10.96.0.0/16); two CIDRs, one per family, for dual stack. */
   serviceClusterIpRange?: string;
+  /**
+   * Chooses the plane's ports, in the order etcd client, etcd peer, apiserver, controller manager
+   * (default {@link freePorts}): the harness's own test hands out a taken port through it.
+   */
+  choosePorts?: (count: number) => Promise<number[]>;
 }
 
 export class ControlPlane {
   readonly state: ControlPlaneState;
+  /** Where each component's log ended when it was last launched. */
+  readonly #logStart: Partial<Record<Component, number>> = {};
 
   private constructor(state: ControlPlaneState) {
     this.state = state;
@@ -140,24 +140,44 @@ export class ControlPlane {
     return existsSync(join(dir, 'state.json'));
   }
 
-  /** Start a new control plane in `dir` (wiped first) and wait until it is ready. */
+  /**
+   * Start a new control plane in `dir` (wiped first) and wait until it is ready.
+   *
+   * A component binds its port seconds after the port was chosen; another process (a second test
+   * suite on the machine) may take it meanwhile. The component then exits with "address already in
+   * use", and the whole plane is started again on fresh ports, START_ATTEMPTS times at most.
+   */
   static async start(
     dir: string,
     binaries: Binaries,
     log: (line: string) => void = () => undefined,
     options: ControlPlaneOptions = {},
   ): Promise<ControlPlane> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await ControlPlane.startOnce(dir, binaries, log, options);
+      } catch (err) {
+        if (!(err instanceof PortTakenError) || attempt >= START_ATTEMPTS) throw err;
+        log(`${err.message.split('\n')[0]}; starting again on fresh ports`);
+      }
+    }
+  }
+
+  private static async startOnce(
+    dir: string,
+    binaries: Binaries,
+    log: (line: string) => void,
+    options: ControlPlaneOptions,
+  ): Promise<ControlPlane> {
     const gates = { ...FEATURE_GATES, ...options.featureGates };
     await rm(dir, { recursive: true, force: true });
     await mkdir(join(dir, 'logs'), { recursive: true });
     await mkdir(join(dir, 'pki'), { recursive: true });
     const pki = await generatePki(join(dir, 'pki'));
-    const ports = {
-      etcdClient: await freePort(),
-      etcdPeer: await freePort(),
-      apiserver: await freePort(),
-      controllerManager: await freePort(),
-    };
+    const [etcdClient = 0, etcdPeer = 0, apiserver = 0, controllerManager = 0] = await (
+      options.choosePorts ?? freePorts
+    )(4);
+    const ports = { etcdClient, etcdPeer, apiserver, controllerManager };
     const token = randomBytes(24).toString('hex');
     await writeFile(
       join(dir, 'pki', 'tokens.csv'),
@@ -250,7 +270,8 @@ export class ControlPlane {
       await plane.launch('apiserver');
       await plane.waitFor('apiserver', () => plane.apiserverReady(), READY_MS);
       log('starting kube-controller-manager');
-      await plane.launchControllerManager();
+      await plane.launch('controllerManager');
+      await plane.waitFor('controllerManager', () => plane.controllerManagerHealthy(), READY_MS);
     } catch (err) {
       await plane.stop();
       throw err;
@@ -296,37 +317,11 @@ export class ControlPlane {
     };
   }
 
-  /**
-   * The controller manager starts last, seconds after its port was chosen; another process (a
-   * second test suite on the machine) may have taken the port meanwhile. It then exits with
-   * "address already in use" and is started again on a fresh port, twice at most.
-   */
-  private async launchControllerManager(): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      await this.launch('controllerManager');
-      try {
-        await this.waitFor('controllerManager', () => this.controllerManagerHealthy(), READY_MS);
-        return;
-      } catch (err) {
-        const tail = (await readFile(this.logFile('controllerManager'), 'utf8').catch(() => ''))
-          .split('\n')
-          .slice(-5)
-          .join('\n');
-        const pid = this.state.pids.controllerManager ?? 0;
-        if (attempt >= 3 || isAlive(pid) || !tail.includes('address already in use')) throw err;
-        const port = await freePort();
-        this.state.ports.controllerManager = port;
-        this.state.argv.controllerManager = this.state.argv.controllerManager.map((arg) =>
-          arg.startsWith('--secure-port=') ? `--secure-port=${port}` : arg,
-        );
-      }
-    }
-  }
-
   private async launch(component: Component): Promise<void> {
     const [command, ...args] = this.state.argv[component];
     if (command === undefined) throw new Error(`no command for ${component}`);
     const out = openSync(this.logFile(component), 'a');
+    this.#logStart[component] = fstatSync(out).size;
     const child = spawn(command, args, { detached: true, stdio: ['ignore', out, out] });
     closeSync(out);
     child.unref();
@@ -335,12 +330,13 @@ export class ControlPlane {
     await this.save();
   }
 
-  private async kill(component: Component): Promise<void> {
+  /** Stop `component`: SIGTERM, and SIGKILL if it lingers (at once with `force`). */
+  private async kill(component: Component, { force = false } = {}): Promise<void> {
     const pid = this.state.pids[component];
     if (pid === undefined) return;
     if (isAlive(pid)) {
       process.kill(pid, 'SIGTERM');
-      const deadline = Date.now() + 15_000;
+      const deadline = Date.now() + (force ? 0 : 15_000);
       while (isAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
       if (isAlive(pid)) process.kill(pid, 'SIGKILL');
       while (isAlive(pid)) await new Promise((r) => setTimeout(r, 20));
@@ -362,14 +358,18 @@ export class ControlPlane {
   ): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      if (!isAlive(this.state.pids[component] ?? 0)) {
-        const tail = (await readFile(this.logFile(component), 'utf8').catch(() => ''))
-          .split('\n')
-          .slice(-30)
-          .join('\n');
-        throw new Error(
-          `${component} exited during start-up; last lines of ${this.logFile(component)}:\n${tail}`,
-        );
+      const alive = isAlive(this.state.pids[component] ?? 0);
+      // A component that cannot bind may linger for minutes before it exits (kube-apiserver waits
+      // out its shutdown): its log says so at once.
+      const output = await this.outputSinceLaunch(component);
+      const portTaken = output.includes('address already in use');
+      if (!alive || portTaken) {
+        const tail = output.split('\n').slice(-30).join('\n');
+        const what = portTaken ? 'could not bind its port' : 'exited during start-up';
+        const message = `${component} ${what}; last lines of ${this.logFile(component)}:\n${tail}`;
+        if (!portTaken) throw new Error(message);
+        await this.kill(component, { force: true });
+        throw new PortTakenError(message);
       }
       if (await probe().catch(() => false)) return;
       await new Promise((r) => setTimeout(r, 200));
@@ -377,6 +377,12 @@ export class ControlPlane {
     throw new Error(
       `${component} was not ready within ${timeoutMs / 1000} s; see ${this.logFile(component)}`,
     );
+  }
+
+  /** What `component` has written to its log since it was last launched. */
+  private async outputSinceLaunch(component: Component): Promise<string> {
+    const log = await readFile(this.logFile(component)).catch(() => Buffer.alloc(0));
+    return log.subarray(this.#logStart[component] ?? 0).toString('utf8');
   }
 
   private etcdHealthy(): Promise<boolean> {
@@ -412,6 +418,8 @@ export class ControlPlane {
     path: string,
     body?: unknown,
     contentType = method === 'PATCH' ? 'application/merge-patch+json' : 'application/json',
+    // An idle timeout, a safety net for a request that hangs; a busy apiserver can take seconds to answer.
+    timeoutMs = 60_000,
   ): Promise<{ status: number; body: string }> {
     const [ca, cert, key] = await Promise.all([
       readFile(this.state.pki.caCert),
@@ -423,8 +431,7 @@ export class ControlPlane {
       const headers = payload === undefined ? {} : { 'content-type': contentType };
       const req = httpsRequest(
         `${this.state.server}${path}`,
-        // A safety net for a request that hangs; a busy apiserver can take seconds to answer.
-        { method, ca, cert, key, headers, timeout: 60_000 },
+        { method, ca, cert, key, headers, timeout: timeoutMs },
         (res) => {
           let text = '';
           res.setEncoding('utf8');
@@ -439,7 +446,9 @@ export class ControlPlane {
   }
 
   private async apiserverReady(): Promise<boolean> {
-    const { status } = await this.adminRequest('GET', '/readyz');
+    // Polled until ready: a probe that hangs (something else took the port) is given up and retried.
+    // The idle timeout can run twice (connect, then the TLS handshake): 10 s at most.
+    const { status } = await this.adminRequest('GET', '/readyz', undefined, undefined, 5_000);
     return status === 200;
   }
 

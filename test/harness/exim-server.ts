@@ -14,23 +14,12 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmod, chown, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { generatePki } from './pki.js';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+import { freePorts } from './ports.js';
 
 /** How long to wait for Exim to listen: a safety net, far above its start-up time. */
 /** How long accepted mail may take to reach the maildirs before the harness gives up (not a test verdict). */
@@ -70,7 +59,8 @@ export class EximServer {
     const dir = await mkdtemp(join(tmpdir(), 'raven-exim-'));
     await chmod(dir, 0o755);
     const pki = await generatePki(dir);
-    const ports = { port: await freePort(), tlsPort: await freePort() };
+    const [port = 0, tlsPort = 0] = await freePorts(2);
+    const ports = { port, tlsPort };
     const root = process.getuid?.() === 0;
     const user = root ? 'Debian-exim' : userInfo().username;
     for (const sub of ['spool', 'log', 'maildir']) await mkdir(join(dir, sub));

@@ -15,7 +15,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { freePorts } from './openstack/processes.js';
+import { freePorts } from './ports.js';
 
 /**
  * How long a server may take to serve before up() gives up: a safety net for a stuck server, far

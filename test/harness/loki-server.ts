@@ -21,7 +21,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
-import { freePorts } from './openstack/processes.js';
+import { freePorts } from './ports.js';
 import { LocalServer, serverDir, TestServer } from './local-server.js';
 import { ensureLoki } from './loki-binary.js';
 

@@ -6,33 +6,13 @@
  * back. Installed by scripts/install-system-packages.sh (rsyslog, rsyslog-gnutls).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createSocket } from 'node:dgram';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { generatePki } from './pki.js';
-
-async function freeTcpPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-async function freeUdpPort(): Promise<number> {
-  const socket = createSocket('udp4');
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
-  const { port } = socket.address();
-  await new Promise<void>((resolve) => socket.close(() => resolve()));
-  return port;
-}
+import { freePorts, freeUdpPort } from './ports.js';
 
 /** How long to wait for rsyslogd to listen: a safety net, far above its start-up time. */
 const START_MS = 60_000;
@@ -58,7 +38,8 @@ export class RsyslogServer {
   static async start(): Promise<RsyslogServer> {
     const dir = await mkdtemp(join(tmpdir(), 'raven-rsyslog-'));
     const pki = await generatePki(dir);
-    const ports = { tcp: await freeTcpPort(), tls: await freeTcpPort(), udp: await freeUdpPort() };
+    const [tcp = 0, tls = 0] = await freePorts(2);
+    const ports = { tcp, tls, udp: await freeUdpPort() };
     await writeFile(
       join(dir, 'rsyslog.conf'),
       `global(workDirectory="${dir}"

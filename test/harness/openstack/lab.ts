@@ -26,17 +26,8 @@ import {
   type LabPaths,
   type LabPorts,
 } from './lab-files.js';
-import {
-  freePorts,
-  ownGroup,
-  startTime,
-  isAlive,
-  launchDetached,
-  memory,
-  sleep,
-  stopGroup,
-  tail,
-} from './processes.js';
+import { freePorts } from '../ports.js';
+import { ownGroup, startTime, isAlive, launchDetached, memory, sleep, stopGroup, tail } from './processes.js';
 import {
   amqpReady,
   findEpmd,

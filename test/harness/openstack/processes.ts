@@ -1,5 +1,5 @@
 /**
- * Process plumbing for the OpenStack lab: free loopback ports, detached launches with their output
+ * Process plumbing for the OpenStack lab: detached launches with their output
  * in a log file, stopping a whole process group, and the resident memory of a group.
  *
  * Every service is started detached, so it leads a process group of its own; stopping the group
@@ -8,7 +8,6 @@
 import { spawn, execFile } from 'node:child_process';
 import { closeSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { promisify } from 'node:util';
 import { isAlive } from '../binaries.js';
 
@@ -17,27 +16,6 @@ export { isAlive };
 export const execFileAsync = promisify(execFile);
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** `count` distinct free ports (held open together, so no two are the same). */
-export async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
-          const srv = createServer();
-          srv.on('error', reject);
-          srv.listen(0, '127.0.0.1', () => resolve(srv));
-        }),
-    ),
-  );
-  const ports = servers.map((srv) => {
-    const addr = srv.address();
-    return typeof addr === 'object' && addr !== null ? addr.port : 0;
-  });
-  await Promise.all(servers.map((srv) => new Promise((r) => srv.close(r))));
-  return ports;
-}
 
 /** Start `argv` detached (its own process group), appending stdout and stderr to `logFile`. */
 export function launchDetached(argv: string[], env: NodeJS.ProcessEnv, logFile: string): number {

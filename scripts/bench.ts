@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- [suite...] [--node 20,24] [--runs N] [--only a,b] [--events N] [--population N] [--long-events N]
- * [--objects N] [--pods N] [--scenarios a,b] [--stall-cap S] [--changes N]`:
+ * [--objects N] [--pods N] [--scenarios a,b] [--stall-cap S] [--changes N] [--replicas 1,4] [--in-flight N]`:
  * the benchmarks of bench/, side by side with the peers, results written to bench/results/.
  *
  * Prepares what they need first: each requested Node major (default 24) in .cache/node-<major>
@@ -219,6 +219,8 @@ const suites: Record<
           runs: Number(c.values.runs ?? 3),
           log,
           ...(c.only === undefined ? {} : { only: c.only }),
+          ...(c.values.replicas === undefined ? {} : { replicas: c.values.replicas.split(',').map(Number) }),
+          ...(c.values['in-flight'] === undefined ? {} : { inFlight: Number(c.values['in-flight']) }),
         })
       ).markdown,
   },
@@ -241,6 +243,8 @@ async function main(): Promise<number> {
       scenarios: { type: 'string' },
       'stall-cap': { type: 'string' },
       changes: { type: 'string' },
+      replicas: { type: 'string' },
+      'in-flight': { type: 'string' },
     },
   });
   const known = Object.keys(suites);

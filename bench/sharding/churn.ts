@@ -10,10 +10,11 @@ import type { Raven } from '../lib/raven.js';
 export type Client = InstanceType<Raven['KubeClient']>;
 
 /**
- * Requests in flight while creating and patching: enough to keep the apiserver busy on a small
- * machine, few enough that the driver's own CPU stays a small share of it.
+ * Requests in flight while patching, by default: enough to keep the apiserver busy on a small
+ * machine, few enough that the driver's own CPU stays a small share of it. Fewer make the changes
+ * arrive further apart (`--in-flight`).
  */
-const IN_FLIGHT = 16;
+export const IN_FLIGHT = 16;
 
 const name = (i: number): string => `cm-${String(i).padStart(5, '0')}`;
 
@@ -50,13 +51,13 @@ export async function meanSize(client: Client, namespace: string): Promise<numbe
   return bytes / Math.max(1, list.items.length);
 }
 
-/** Run `work(i)` for i in [0, count), IN_FLIGHT at a time. */
-async function pool(count: number, work: (i: number) => Promise<void>): Promise<void> {
+/** Run `work(i)` for i in [0, count), `inFlight` at a time. */
+async function pool(count: number, work: (i: number) => Promise<void>, inFlight = IN_FLIGHT): Promise<void> {
   let next = 0;
   const worker = async (): Promise<void> => {
     for (let i = next++; i < count; i = next++) await work(i);
   };
-  await Promise.all(Array.from({ length: Math.min(IN_FLIGHT, count) }, worker));
+  await Promise.all(Array.from({ length: Math.min(inFlight, count) }, worker));
 }
 
 /** Create the `objects` ConfigMaps in `namespace` (one already there is kept). */
@@ -79,15 +80,20 @@ export async function churn(
   objects: number,
   changes: number,
   firstRevision: number,
+  inFlight = IN_FLIGHT,
 ): Promise<number> {
   const path = `/api/v1/namespaces/${namespace}/configmaps`;
-  await pool(changes, async (j) => {
-    await client.request({
-      method: 'PATCH',
-      path: `${path}/${name(j % objects)}`,
-      body: { data: { revision: String(firstRevision + j) } },
-      contentType: 'application/merge-patch+json',
-    });
-  });
+  await pool(
+    changes,
+    async (j) => {
+      await client.request({
+        method: 'PATCH',
+        path: `${path}/${name(j % objects)}`,
+        body: { data: { revision: String(firstRevision + j) } },
+        contentType: 'application/merge-patch+json',
+      });
+    },
+    inFlight,
+  );
   return firstRevision + changes;
 }

@@ -37,6 +37,8 @@ export interface ReportContext {
   objects: number;
   meanObjectBytes: number;
   changes: number;
+  /** Patches in flight during the churns. */
+  inFlight: number;
   runs: number;
   replicaCounts: readonly number[];
   modes: readonly Filtering[];
@@ -233,7 +235,7 @@ export function shardingMarkdown(rounds: Rounds<RunResult>, c: ReportContext): s
     '',
     `Measured ${c.machine}. ${loadSummary(rounds.load)}. Raven: ${c.raven}.`,
     '',
-    `${c.objects} ConfigMaps (${fixed(c.meanObjectBytes / 1024, 1)} KiB each as JSON, on average, managedFields included) in one namespace; then ${c.changes} merge patches of them (16 in flight, round-robin over the objects, each a real change), made once every replica has logged its parts of the hash space with all N members, has synced, and has gone quiet, and made twice: a warm-up churn, not measured, then the measured one once the replicas are quiet again (a daemon runs for days: the window measures its steady state, not V8 optimising the code the first changes run). N = ${counts} \`raven run\` replicas from dist/, with \`sharding.enabled\` (128 buckets by uid, lease timings 6/4/1 s), a PostgreSQL checkpoint (a fresh schema each run; \`flushIntervalMs\` at its default, 100 ms) and one stdout sink (JSON lines, counted by the suite). **Server-side**: a control plane with the \`ShardedListAndWatch\` gate on; each replica's watch carries its shard selector and the apiserver sends it the objects of its parts only. **Client-side**: a control plane with the gate off; every replica receives every change and drops the others' by the FNV-1a hash of the uid before parsing.`,
+    `${c.objects} ConfigMaps (${fixed(c.meanObjectBytes / 1024, 1)} KiB each as JSON, on average, managedFields included) in one namespace; then ${c.changes} merge patches of them (${c.inFlight} in flight, round-robin over the objects, each a real change), made once every replica has logged its parts of the hash space with all N members, has synced, and has gone quiet, and made twice: a warm-up churn, not measured, then the measured one once the replicas are quiet again (a daemon runs for days: the window measures its steady state, not V8 optimising the code the first changes run). N = ${counts} \`raven run\` replicas from dist/, with \`sharding.enabled\` (128 buckets by uid, lease timings 6/4/1 s), a PostgreSQL checkpoint (a fresh schema each run; \`flushIntervalMs\` at its default, 100 ms) and one stdout sink (JSON lines, counted by the suite). **Server-side**: a control plane with the \`ShardedListAndWatch\` gate on; each replica's watch carries its shard selector and the apiserver sends it the objects of its parts only. **Client-side**: a control plane with the gate off; every replica receives every change and drops the others' by the FNV-1a hash of the uid before parsing.`,
     '',
     `Measured per replica over the churn window only, from just before the first patch until the sinks together had written every change (each run checks they wrote exactly ${c.changes} lines): CPU (user + system, \`/proc/<pid>/stat\`) and bytes read (\`rchar\` of \`/proc/<pid>/io\`: every read the process made, the apiserver's TLS stream, PostgreSQL's answers and anything else). Heap: \`raven_nodejs_heap_size_used_bytes\` from the replica's /metrics at the end of the window; peak RSS: VmHWM over the replica's whole life, its initial list included. A cell is the median over a run's replicas (the busiest one's CPU in brackets), then the median over ${c.runs} interleaved rounds; ratios are taken within a round against the single replica that filtered the same way, median (range over the rounds). "wake-ups per change": the voluntary context switches of the replica's main thread (\`/proc/<pid>/status\`: each time its event loop waited and was woken) over the window, per change its sink wrote. "churn s" is the window's length. "idle CPU ms/s": each replica's CPU over ${IDLE_S} s without changes, once settled and before the churns (Lease renewals and the group's list every retry period, timers), per second.`,
   ];
@@ -241,7 +243,7 @@ export function shardingMarkdown(rounds: Rounds<RunResult>, c: ReportContext): s
   sections.push(
     '',
     reference.length === 0
-      ? 'The unsharded reference (one replica with `sharding` off) did not complete a run.'
+      ? 'The unsharded reference (one replica with `sharding` off) was not run (`--replicas`) or did not complete a run.'
       : `**The unsharded reference**: one replica with \`sharding\` off, the same checkpoint, sink and churn: CPU ${spreadOf(
           reference.map(cpuS),
           2,

@@ -24,7 +24,7 @@ import type { ChildOutcome } from '../lib/child.js';
 import { loadRaven, ravenClient } from '../lib/raven.js';
 import { fixed, machineLine } from '../lib/report.js';
 import { runRounds } from '../lib/rounds.js';
-import { churn, meanSize, populate, type Client } from './churn.js';
+import { churn, IN_FLIGHT, meanSize, populate, type Client } from './churn.js';
 import { Replica } from './replica.js';
 import {
   configName,
@@ -48,6 +48,10 @@ export interface ShardingSuiteOptions {
   runs: number;
   /** The ways of filtering to run: `server`, `client` (default both). */
   only?: string[];
+  /** The sharded replica counts to run (default 1, 2 and 4); with a list, no unsharded reference. */
+  replicas?: number[];
+  /** Patches in flight during the churns (default {@link IN_FLIGHT}): fewer spread the changes out. */
+  inFlight?: number;
   log: (line: string) => void;
 }
 
@@ -192,7 +196,7 @@ async function measureChurn(
   const started = performance.now();
   const first = lab.revision;
   lab.revision += options.changes; // taken even if the churn fails: a revision is never written twice
-  await churn(lab.client, lab.namespace, options.objects, options.changes, first);
+  await churn(lab.client, lab.namespace, options.objects, options.changes, first, options.inFlight);
   await waitFor(
     `${options.changes} changes written`,
     () => written() >= options.changes,
@@ -314,11 +318,14 @@ export async function runShardingSuite(options: ShardingSuiteOptions): Promise<{
     const firstLab = labs.values().next().value;
     const meanObjectBytes =
       firstLab === undefined ? Number.NaN : await meanSize(firstLab.client, firstLab.namespace);
+    const counts = options.replicas ?? REPLICA_COUNTS;
     const setups: Setup[] = [
       // The reference: one replica without sharding, on either plane (the gate plays no part).
-      { name: UNSHARDED, filtering: modes[0] ?? 'server', replicas: 1, sharded: false },
+      ...(options.replicas === undefined
+        ? [{ name: UNSHARDED, filtering: modes[0] ?? 'server', replicas: 1, sharded: false }]
+        : []),
       ...modes.flatMap((filtering) =>
-        REPLICA_COUNTS.map((n) => ({
+        counts.map((n) => ({
           name: configName(filtering, n),
           filtering,
           replicas: n,
@@ -350,8 +357,9 @@ export async function runShardingSuite(options: ShardingSuiteOptions): Promise<{
         objects: options.objects,
         meanObjectBytes,
         changes: options.changes,
+        inFlight: options.inFlight ?? IN_FLIGHT,
         runs: options.runs,
-        replicaCounts: REPLICA_COUNTS,
+        replicaCounts: counts,
         modes,
       }),
     };

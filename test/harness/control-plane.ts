@@ -40,7 +40,7 @@ export interface ControlPlaneState {
   etcdUrl: string;
 }
 
-/** A component exited at start-up because its port was taken after it was chosen. */
+/** A component could not bind its port: another process took it after it was chosen. */
 class PortTakenError extends Error {}
 
 /** How many times start() picks fresh ports when a component finds its port taken. */

@@ -301,6 +301,13 @@ export async function runShardingSuite(options: ShardingSuiteOptions): Promise<{
   const modes = MODES.filter((m) => options.only === undefined || options.only.includes(m));
   if (modes.length === 0)
     throw new Error(`--only: expected server, client or both, got ${options.only?.join(',')}`);
+  const positive = (n: number): boolean => Number.isInteger(n) && n > 0;
+  if (options.replicas !== undefined && (options.replicas.length === 0 || !options.replicas.every(positive)))
+    throw new Error(
+      `--replicas: expected replica counts such as 1,2,4 (positive whole numbers), got ${options.replicas.join(',')}`,
+    );
+  if (options.inFlight !== undefined && !positive(options.inFlight))
+    throw new Error(`--in-flight: expected a positive whole number of patches, got ${options.inFlight}`);
   const labs = new Map<Filtering, Lab>();
   let postgres: PostgresServer | undefined;
   const stopOnSignal = (): void => process.exit(130); // the harness's exit handlers stop what it started

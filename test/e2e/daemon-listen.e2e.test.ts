@@ -8,6 +8,8 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
+import { processWakeUps } from '../../bench/lib/proc.js';
 import { sharedCluster } from '../harness/test-cluster.js';
 import { healthUrl, httpGet, runRaven, startRaven, until } from './daemon-process.js';
 
@@ -49,6 +51,38 @@ test('raven run --listen serves there, and /metrics has raven_watcher_reconnects
   );
   assert.match(metrics, /^# TYPE raven_watcher_reconnects_total counter$/m);
   assert.doesNotMatch(metrics, /^raven_watcher_reconnects[ {]/m);
+  raven.kill('SIGINT');
+  assert.equal((await raven.exited).code, 0, raven.stderr());
+});
+
+test('an idle raven run wakes a few times a second, and still reports its event-loop lag', async (t) => {
+  // prom-client samples the event-loop lag with a 10 ms timer unless told otherwise: 98 wake-ups a
+  // second and most of an idle daemon's CPU. Counted from outside (the main thread's voluntary
+  // context switches in /proc), over a window of wall time: a busy machine makes a process wake
+  // less often, never more, so the bound cannot fail for the machine's sake.
+  const plane = await sharedCluster();
+  const raven = startRaven(['run', '--listen', '127.0.0.1:0'], { kubeconfig: plane.kubeconfig });
+  t.after(() => raven.kill('SIGKILL'));
+  const url = await healthUrl(raven);
+  let metrics = '';
+  await until(
+    'the watchers synced and a lag sample',
+    async () => {
+      metrics = (await httpGet(`${url}/metrics`)).body;
+      return (
+        /^raven_watcher_synced\{[^}]*\} 1$/m.test(metrics) &&
+        !/^raven_watcher_synced\{[^}]*\} 0$/m.test(metrics) &&
+        /^raven_nodejs_eventloop_lag_p99_seconds \d/m.test(metrics)
+      );
+    },
+    { show: () => metrics },
+  );
+  const pid = raven.pid ?? assert.fail('no pid');
+  await delay(2000); // past the burst of the first scrape
+  const before = { wakeUps: await processWakeUps(pid), at: performance.now() };
+  await delay(5000);
+  const perSecond = ((await processWakeUps(pid)) - before.wakeUps) / ((performance.now() - before.at) / 1000);
+  assert.ok(perSecond < 40, `the idle daemon woke ${perSecond.toFixed(1)} times a second`);
   raven.kill('SIGINT');
   assert.equal((await raven.exited).code, 0, raven.stderr());
 });

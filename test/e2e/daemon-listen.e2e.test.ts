@@ -2,7 +2,8 @@
  * Where `raven run` serves /healthz, /readyz and /metrics, as a process against the real control
  * plane: `--port` and `--listen` override the config, a busy port ends the daemon with status 1
  * and a message naming the flags and the config field, a bad flag is a usage error (status 2),
- * and the reconnect count is a Prometheus counter with `_total`.
+ * the reconnect count is a Prometheus counter with `_total`, and an idle daemon, which still
+ * reports its event-loop lag, wakes a few times a second rather than for a 10 ms sampling timer.
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';

@@ -346,6 +346,7 @@ export class Daemon {
           : {
               sharding: { field: sh.field, buckets: sh.buckets },
               replayFloor: (event, sink) => sharded.replayFloor(event, sink),
+              partOf: (uid, namespace) => sharded.partOf(uid, namespace),
             }),
       };
       for (const [index, h] of config.handlers.entries()) {

@@ -11,12 +11,17 @@
  * replay brings its creation. Every replayed change some sink lacks is then passed on; a sink that
  * has it skips it (`already-confirmed.ts`).
  *
+ * An object is its uid: "per object" means per incarnation. One sink may have confirmed a name's
+ * deletion while another confirmed its re-creation already, and a sharded replica's parts keep a
+ * name's incarnations apart; keyed by the name alone, the watch would be told of a re-created
+ * object before its creation is replayed, and drop that creation as seen.
+ *
  * A confirmed resourceVersion is used only for the scope it was recorded for: a watcher whose
  * resource, namespaces or selectors changed lists again, since a replay would not bring the
  * objects that entered or left its scope.
  */
 import type { KubeObject } from '../client/kube-object.js';
-import type { ObjectKey } from '../client/object-key.js';
+import { objectKey, parseObjectKey, type ObjectKey } from '../client/object-key.js';
 import type { CheckpointStore } from './checkpoint/checkpoint-store.js';
 import type { ResourceId } from './change-event.js';
 import type { WatcherConfig } from './config/watcher-schema.js';
@@ -58,14 +63,23 @@ export interface ResumeObjects {
   ordered: boolean;
 }
 
-/** The objects to resume `watcher` with, from the checkpoints of `sinks` (each has one). */
+/**
+ * The objects to resume `watcher` with, from the checkpoints of `sinks` (each has one). `partOf`
+ * (sharded) names the part an object's records are kept in: a part's records are in one order, the
+ * order of its replay, and records of two parts are not.
+ */
 export function resumeObjects(
   checkpoints: CheckpointStore,
   watcher: string,
   sinks: readonly string[],
+  partOf: (uid: string | undefined, namespace: string | undefined) => number = () => 0,
 ): ResumeObjects {
-  const oldest = new Map<ObjectKey, KubeObject>();
-  const heardOf = new Map<ObjectKey, number>();
+  const oldest = new Map<string, KubeObject>();
+  /** Per name, what each sink recorded of its incarnations (one per part). */
+  const records = new Map<
+    ObjectKey,
+    { sink: number; uid: string | undefined; rv: string | undefined; part: number }[]
+  >();
   const versions: { newest: string | undefined; ordered: boolean } = { newest: undefined, ordered: true };
   const see = (resourceVersion: string | undefined): void => {
     if (resourceVersion === undefined) return;
@@ -73,23 +87,45 @@ export function resumeObjects(
     if (order === undefined) versions.ordered = false;
     else if (versions.newest === undefined || order > 0) versions.newest = resourceVersion;
   };
-  for (const sink of sinks) {
+  const record = (sink: number, key: ObjectKey, uid: string | undefined, rv: string | undefined): void => {
+    see(rv);
+    const part = partOf(uid, parseObjectKey(key).namespace);
+    const list = records.get(key);
+    if (list === undefined) records.set(key, [{ sink, uid, rv, part }]);
+    else list.push({ sink, uid, rv, part });
+  };
+  sinks.forEach((sink, index) => {
     for (const entry of checkpoints.entries(watcher, sink)) {
-      see(entry.resourceVersion);
-      heardOf.set(entry.key, (heardOf.get(entry.key) ?? 0) + 1);
-      const known = oldest.get(entry.key);
+      record(index, entry.key, entry.uid, entry.resourceVersion);
+      const id = incarnationId(entry.key, entry.uid);
+      const known = oldest.get(id);
       const order = compareResourceVersions(entry.resourceVersion, known?.metadata?.resourceVersion);
-      if (known === undefined || order === -1) oldest.set(entry.key, entry.object);
+      if (known === undefined || order === -1) oldest.set(id, entry.object);
     }
-    for (const tombstone of checkpoints.tombstones(watcher, sink)) {
-      see(tombstone.resourceVersion);
-      heardOf.set(tombstone.key, (heardOf.get(tombstone.key) ?? 0) + 1);
-    }
-  }
-  const objects = [...oldest].filter(([key]) => heardOf.get(key) === sinks.length).map(([, o]) => o);
+    for (const tombstone of checkpoints.tombstones(watcher, sink))
+      record(index, tombstone.key, tombstone.uid, tombstone.resourceVersion);
+  });
+  // A sink heard of an incarnation when it recorded it, or a later incarnation of its name in the
+  // same part (a part's changes reach a sink in order: the earlier one's deletion came first).
+  const heardByAll = (object: KubeObject): boolean => {
+    const key = objectKey(object);
+    const uid = object.metadata?.uid;
+    const rv = object.metadata?.resourceVersion;
+    const part = partOf(uid, object.metadata?.namespace);
+    const heard = new Set<number>();
+    for (const r of records.get(key) ?? [])
+      if (r.uid === uid || (r.part === part && compareResourceVersions(r.rv, rv) === 1)) heard.add(r.sink);
+    return heard.size === sinks.length;
+  };
+  const objects = [...oldest.values()].filter(heardByAll);
   return {
     objects,
     replayedUpTo: versions.ordered ? versions.newest : undefined,
     ordered: versions.ordered,
   };
+}
+
+/** One incarnation of the object at `key`. */
+function incarnationId(key: ObjectKey, uid: string | undefined): string {
+  return `${key}\u0000${uid ?? ''}`;
 }

@@ -57,6 +57,8 @@ export interface WatcherSinksContext {
    * event's part (`sharded-checkpoints.ts`); a replayed change at or below it is skipped.
    */
   replayFloor?: (event: ChangeEvent, sink: string) => string | undefined;
+  /** Sharded replicas: the part an object's records are kept in (`sharded-checkpoints.ts`). */
+  partOf?: (uid: string | undefined, namespace: string | undefined) => number;
 }
 
 /** Who, besides sinks, a watermark mark may wait for. */
@@ -108,7 +110,7 @@ export class WatcherSinks {
     // may be older (it was routed from this watcher before, not since) and needs a comparison.
     const covered = withCheckpoint.filter((sink) => confirmed?.sinks.includes(sink) === true);
     if (confirmed !== undefined && confirmed.scope === this.#scope && covered.length > 0) {
-      const known = resumeObjects(checkpoints, this.#name, covered);
+      const known = resumeObjects(checkpoints, this.#name, covered, this.#ctx.partOf);
       const firstRuns = this.#sinks.filter((sink) => !withCheckpoint.includes(sink));
       const stale = withCheckpoint.filter((sink) => !covered.includes(sink));
       // Until those are settled a crash must list next time: a replay would not bring them up.
@@ -381,7 +383,9 @@ export class WatcherSinks {
       return {};
     const key = makeObjectKey(event.name, event.namespace);
     return {
-      alreadyDelivered: () => alreadyConfirmed(event, this.#ctx.checkpoints.confirmed(this.#name, sink, key)),
+      // By incarnation: what the sink confirmed of this object, not of another one of its name.
+      alreadyDelivered: () =>
+        alreadyConfirmed(event, this.#ctx.checkpoints.confirmed(this.#name, sink, key, event.uid)),
     };
   }
 

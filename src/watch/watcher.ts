@@ -208,7 +208,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
     if (options.resume !== undefined) {
       for (const object of options.resume.objects)
         if (shard === undefined || inShard(shard, objectPeekOf(object)))
-          this.#known.set(metadataKey(object.metadata), object as T, undefined, false);
+          this.#known.seed(metadataKey(object.metadata), object as T);
       this.#resourceVersion = options.resume.resourceVersion;
       this.#synced = true;
     }
@@ -446,14 +446,19 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
     out: WatcherEvent<T>[],
   ): void {
     const key = metadataKey(object.metadata);
-    const known = this.#known.get(key);
+    let known = this.#known.get(key);
+    const uid = object.metadata?.uid;
+    if (known !== undefined && known.uid !== undefined && uid !== undefined && known.uid !== uid) {
+      // The list shows an incarnation kept beside the entry (a resume told of both): it is the
+      // entry now, and the other is tombstoned at the end of the list, unless listed after all.
+      known = this.#known.promote(key, uid) ?? known;
+    }
     if (known === undefined) {
       this.#known.listed(this.#known.set(key, object, source, inEvent));
       out.push(relist ? { type: 'added', object } : { type: 'initial', object });
       return;
     }
     this.#known.listed(known);
-    const uid = object.metadata?.uid;
     if (known.uid !== undefined && uid !== undefined && known.uid !== uid) {
       // Deleted and re-created under the same name while we were not watching.
       out.push({ type: 'deleted', object: this.#known.lastState(key, known), tombstone: true });
@@ -482,10 +487,14 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
 
   /** After a complete (re)list: everything known but not seen by it is gone. */
   #tombstones(): WatcherEvent<T>[] {
-    return this.#known.unlisted().map(([key, known]) => {
+    const gone: WatcherEvent<T>[] = this.#known.unlisted().map(([key, known]) => {
       this.#known.delete(key);
       return { type: 'deleted', object: this.#known.lastState(key, known), tombstone: true };
     });
+    // A list shows one incarnation of a name: any other kept beside it is gone.
+    for (const [key, known] of this.#known.takeOlder())
+      gone.push({ type: 'deleted', object: this.#known.lastState(key, known), tombstone: true });
+    return gone;
   }
 
   #listFilter(): (peek: ObjectPeek) => boolean {
@@ -778,13 +787,18 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
     source: ObjectSource,
   ): WatcherEvent<T> | undefined {
     const key = metadataKey(object.metadata);
+    const uid = object.metadata?.uid;
     if (type === 'DELETED') {
-      // Only what was delivered can be deleted: a deletion already inferred by a relist is not repeated.
-      const known = this.#known.delete(key);
+      // Only what was delivered can be deleted: a deletion already inferred by a relist is not
+      // repeated. By uid: the deletion of one incarnation of a name never removes another.
+      const known = this.#known.deleteIncarnation(key, uid);
       return known === undefined ? undefined : { type: 'deleted', object, tombstone: false };
     }
-    const known = this.#known.get(key);
+    const known = this.#known.incarnation(key, uid);
     if (known === undefined) {
+      // A new incarnation while another of its name is known: that one was told by a resume from a
+      // part confirmed further (sharded), and is kept until its own deletion comes.
+      if (this.#known.get(key) !== undefined) this.#known.demote(key);
       this.#known.set(key, object, source, true);
       return { type: 'added', object };
     }

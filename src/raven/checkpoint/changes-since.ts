@@ -6,6 +6,9 @@
  * - in the cluster, not in the checkpoint: `added`;
  * - same key, another uid (deleted and recreated while down): `deleted` (a tombstone carrying the
  *   checkpointed state), then `added`;
+ * - an object is its uid: a checkpoint may hold two incarnations of one name (a sharded replica's
+ *   parts each keep their own), and each is compared on its own: the one the cluster holds now as
+ *   above, every other one `deleted`;
  * - same key and uid, another resourceVersion: `modified`, with `previous` the checkpointed state
  *   and the diff between the two; when the diff is empty (only noise paths such as managedFields
  *   changed) nothing is delivered, and the event goes to `silentUpdates` instead: the daemon
@@ -52,8 +55,12 @@ export function changesSince(
   current: Iterable<KubeObject>,
   options: ChangesSinceOptions,
 ): CheckpointChanges {
-  const before = new Map<ObjectKey, CheckpointEntry>();
-  for (const entry of checkpoint) before.set(entry.key, entry);
+  const before = new Map<ObjectKey, CheckpointEntry[]>();
+  for (const entry of checkpoint) {
+    const same = before.get(entry.key);
+    if (same === undefined) before.set(entry.key, [entry]);
+    else same.push(entry);
+  }
   const after = new Map<ObjectKey, KubeObject>();
   for (const object of current) after.set(objectKey(object), object);
 
@@ -81,8 +88,16 @@ export function changesSince(
   const changes: CheckpointChanges = { events: [], silentUpdates: [] };
   const keys = [...new Set([...before.keys(), ...after.keys()])].sort(compareKeys);
   for (const key of keys) {
-    const was = before.get(key);
+    const incarnations = before.get(key) ?? [];
     const now = after.get(key);
+    const uid = now?.metadata?.uid;
+    // Of several incarnations, the one the cluster holds is compared; the others are gone.
+    const was =
+      incarnations.length > 1
+        ? (incarnations.find((entry) => entry.uid === uid) ?? incarnations[0])
+        : incarnations[0];
+    for (const other of incarnations)
+      if (other !== was) changes.events.push(event('deleted', other.object, { tombstone: true }));
     if (now === undefined) {
       if (was !== undefined) changes.events.push(event('deleted', was.object, { tombstone: true }));
       continue;

@@ -77,8 +77,13 @@ export interface CheckpointStore {
   entries(watcher: string, sink: string): Iterable<CheckpointEntry>;
   /** The deletions `sink` confirmed for `watcher` that are newer than its confirmed resourceVersion. */
   tombstones(watcher: string, sink: string): Iterable<CheckpointTombstone>;
-  /** What `sink` last confirmed for one object: its entry, its tombstone, or undefined. */
-  confirmed(watcher: string, sink: string, key: ObjectKey): ConfirmedState | undefined;
+  /**
+   * What `sink` last confirmed for the object at `key`: its entry, its tombstone, or undefined.
+   * With `uid`, for that incarnation's records (a sharded store keeps a name's incarnations in
+   * their own parts); a store with one record per name ignores it, since one watch brings a
+   * name's changes, re-creations included, in resourceVersion order.
+   */
+  confirmed(watcher: string, sink: string, key: ObjectKey, uid?: string): ConfirmedState | undefined;
   /** True once anything was recorded for (watcher, sink), even if nothing is left. */
   hasCheckpoint(watcher: string, sink: string): boolean;
   /**

@@ -14,7 +14,7 @@
  *   part's confirmed resourceVersion is one every sink has: {@link ShardedCheckpoints.replayFloor}.
  */
 import type { KubeObject } from '../../client/kube-object.js';
-import type { ObjectKey } from '../../client/object-key.js';
+import { parseObjectKey, type ObjectKey } from '../../client/object-key.js';
 import { bucketOf } from '../../watch/shard/assign-hash-space.js';
 import { fnv1a64 } from '../../watch/shard/fnv1a64.js';
 import type { ShardField } from '../../watch/shard/shard.js';
@@ -123,10 +123,17 @@ export class ShardedCheckpoints implements CheckpointStore {
   }
 
   /**
-   * The newest of what `sink` confirmed for `key` in the parts owned: one name may be in two
-   * parts when an object was deleted and made again (a new uid).
+   * What `sink` confirmed for `key` in the part of the incarnation `uid`: a part's records are in
+   * the order of its replay, and the order of two parts' is not (a name deleted and made again is
+   * in two parts, each confirmed to its own point). Without `uid`, the newest record of any part.
    */
-  confirmed(watcher: string, sink: string, key: ObjectKey): ConfirmedState | undefined {
+  confirmed(watcher: string, sink: string, key: ObjectKey, uid?: string): ConfirmedState | undefined {
+    if (uid !== undefined) {
+      const part = this.partOf(uid, parseObjectKey(key).namespace);
+      return this.#owned.includes(part)
+        ? this.#store.confirmed(partName(watcher, part), sink, key)
+        : undefined;
+    }
     let newest: ConfirmedState | undefined;
     for (const part of this.#owned) {
       const state = this.#store.confirmed(partName(watcher, part), sink, key);

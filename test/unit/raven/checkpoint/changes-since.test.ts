@@ -58,6 +58,21 @@ const rows: {
     events: ['deleted d/db-0 old/4 tombstone', 'added d/db-0 new/8'],
   },
   {
+    name: "two incarnations of one name in the checkpoint (a sharded replica's parts): the current one is compared, the other deleted",
+    checkpointed: [pod('d', 'db-0', { uid: 'new', rv: '7' }), pod('d', 'db-0', { uid: 'old', rv: '4' })],
+    current: [pod('d', 'db-0', { uid: 'new', rv: '9', image: 'v2' })],
+    events: [
+      'deleted d/db-0 old/4 tombstone',
+      'modified d/db-0 new/9 replace:spec.containers[name=main].image',
+    ],
+  },
+  {
+    name: 'two incarnations of one name in the checkpoint, neither in the cluster: both deleted',
+    checkpointed: [pod('d', 'db-0', { uid: 'old', rv: '4' }), pod('d', 'db-0', { uid: 'new', rv: '7' })],
+    current: [],
+    events: ['deleted d/db-0 new/7 tombstone', 'deleted d/db-0 old/4 tombstone'],
+  },
+  {
     name: 'an object at the same resourceVersion is not reported',
     checkpointed: [pod('d', 'same', { rv: '5' })],
     current: [pod('d', 'same', { rv: '5' })],

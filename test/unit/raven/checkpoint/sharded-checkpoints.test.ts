@@ -157,3 +157,32 @@ test('resume points reach the store at most once a second, and all of them at a 
   await sharded.flush();
   assert.deepEqual(stored(), [undefined, undefined], 'a forgotten one is not written later');
 });
+
+test('by uid, what a sink confirmed of one incarnation is read from its own part, not from a newer one of its name', () => {
+  const store = new MemoryCheckpointStore();
+  const all = new ShardedCheckpoints(store, { field: 'uid', buckets: 64, owned: [...Array(64).keys()] });
+  const uids = Array.from({ length: 100 }, (_, i) => `u-${i}`);
+  const old = uids[0] as string;
+  const again = uids.find((uid) => all.partOf(uid, undefined) !== all.partOf(old, undefined)) as string;
+  // The old incarnation's part confirmed its creation only; the new one's, a later state.
+  all.recordDelivered(changeEvent('added', pod('d', 'a', { uid: old, rv: '5' })), 'audit');
+  all.recordDelivered(changeEvent('added', pod('d', 'a', { uid: again, rv: '8' })), 'audit');
+  const key = makeObjectKey('a', 'd');
+  assert.deepEqual(all.confirmed('pods', 'audit', key, old), {
+    uid: old,
+    resourceVersion: '5',
+    deleted: false,
+  });
+  assert.deepEqual(all.confirmed('pods', 'audit', key, again), {
+    uid: again,
+    resourceVersion: '8',
+    deleted: false,
+  });
+  // A replica that does not own the incarnation's part has nothing confirmed for it.
+  const other = new ShardedCheckpoints(store, {
+    field: 'uid',
+    buckets: 64,
+    owned: [all.partOf(again, undefined)],
+  });
+  assert.equal(other.confirmed('pods', 'audit', key, old), undefined);
+});

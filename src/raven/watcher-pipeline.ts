@@ -33,6 +33,7 @@ import type { EventFeed } from './events/event-feed.js';
 import type { WatcherConfig } from './config/watcher-schema.js';
 import { watcherChangeChannel } from './diagnostics.js';
 import { redact } from './redact.js';
+import { compareResourceVersions } from './resource-version.js';
 import { buildChangeEvent } from './to-change-event.js';
 
 /** How a scope's relist went. */
@@ -45,6 +46,12 @@ export interface Relist {
   lastEventAt: number | undefined;
   /** The resumed watch expired before delivering anything; its results were not passed on. */
   atResumePoint: boolean;
+  /**
+   * How many changes the relist found (objects added, modified or gone since the scope lost its
+   * place). None: every object is as it was, and the only changes a relist cannot see are those
+   * of an object made and deleted entirely in between.
+   */
+  changes: number;
 }
 
 export interface PipelineCallbacks {
@@ -76,6 +83,8 @@ interface ScopeState {
   atResumePoint: boolean;
   from: string | undefined;
   lastEventAt: number | undefined;
+  /** Changes found by the relist under way. */
+  relistChanges: number;
 }
 
 export class WatcherPipeline {
@@ -88,6 +97,8 @@ export class WatcherPipeline {
    * as they always have, and freezing costs CPU on every change.
    */
   readonly #objects = new MemoryStore<KubeObject>({ freeze: 'never' });
+  /** Incarnations other than the one kept for their name, by uid (see {@link WatcherPipeline.#keep}). */
+  readonly #older = new Map<string, KubeObject>();
   #watcher: ScopedWatcher | undefined;
   #synced = false;
 
@@ -172,11 +183,12 @@ export class WatcherPipeline {
         atResumePoint: resume !== undefined,
         from: resume?.resourceVersion,
         lastEventAt: undefined,
+        relistChanges: 0,
       });
     }
     callbacks.watching([...scopes.keys()]);
     if (resume !== undefined) {
-      for (const object of resume.objects) this.#objects.add(object);
+      for (const object of resume.objects) this.#keep(object);
       this.#synced = true;
       callbacks.synced(this.objects(), true);
     }
@@ -191,6 +203,7 @@ export class WatcherPipeline {
         case 'listing':
           if (event.relist) {
             state.relisting = true;
+            state.relistChanges = 0;
             state.from = watcher.watchers.get(scope)?.status().resourceVersion ?? state.from;
             callbacks.relisting(scope);
           }
@@ -213,6 +226,7 @@ export class WatcherPipeline {
               from: state.from,
               lastEventAt: state.lastEventAt,
               atResumePoint: state.atResumePoint,
+              changes: state.relistChanges,
             });
           }
           state.relisting = false;
@@ -227,7 +241,8 @@ export class WatcherPipeline {
             time: new Date(now).toISOString(),
           });
           const passOn = this.#synced && !(state.relisting && state.atResumePoint);
-          if (!state.relisting) {
+          if (state.relisting) state.relistChanges++;
+          else {
             state.atResumePoint = false;
             state.lastEventAt = now;
           }
@@ -257,18 +272,47 @@ export class WatcherPipeline {
     origin: 'live' | 'relist',
     context: Parameters<typeof buildChangeEvent>[0],
   ): ChangeEvent {
-    const previous = this.#objects.get(objectKey(event.object)) as KubeObject | undefined;
+    const stored = this.#objects.get(objectKey(event.object)) as KubeObject | undefined;
+    // An object is its uid: the state kept for its name may be another incarnation's (a sharded
+    // replica replays a part's changes while a re-created object of the name is kept).
+    const mine = stored !== undefined && sameIncarnation(stored, event.object);
+    const uid = event.object.metadata?.uid;
+    const own = mine ? stored : uid === undefined ? undefined : this.#older.get(uid);
+    const previous =
+      own ??
+      (event.type === 'modified' && event.previous !== undefined
+        ? redact(event.previous, this.resource.resource)
+        : undefined);
     const tombstone = event.type === 'deleted' && event.tombstone;
     const change = buildChangeEvent(context, {
       type: event.type,
-      object: tombstone && previous !== undefined ? previous : redact(event.object, this.resource.resource),
+      object: tombstone && own !== undefined ? own : redact(event.object, this.resource.resource),
       previous: event.type === 'modified' ? previous : undefined,
       tombstone,
       origin,
     });
-    if (event.type === 'deleted') this.#objects.delete(change.object);
-    else this.#objects.add(change.object);
+    if (event.type !== 'deleted') this.#keep(change.object);
+    else if (mine) this.#objects.delete(change.object);
+    else if (uid !== undefined) this.#older.delete(uid);
     return change;
+  }
+
+  /**
+   * Keep `object` as its name's state, unless a newer incarnation of the name is kept: a replay of
+   * an older one's changes never replaces it.
+   */
+  #keep(object: KubeObject): void {
+    const stored = this.#objects.get(objectKey(object)) as KubeObject | undefined;
+    if (stored === undefined || sameIncarnation(stored, object)) {
+      this.#objects.add(object);
+      return;
+    }
+    const newer =
+      compareResourceVersions(stored.metadata?.resourceVersion, object.metadata?.resourceVersion) === 1;
+    const [kept, aside] = newer ? [stored, object] : [object, stored];
+    this.#objects.add(kept);
+    const uid = aside.metadata?.uid;
+    if (uid !== undefined) this.#older.set(uid, aside);
   }
 }
 
@@ -277,4 +321,11 @@ async function* tagged(
   watcher: Watcher,
 ): AsyncGenerator<{ scope: string; event: WatcherEvent }, void, undefined> {
   for await (const event of watcher) yield { scope, event };
+}
+
+/** Whether two states are of one incarnation: the same uid, or a uid not known. */
+function sameIncarnation(a: KubeObject, b: KubeObject): boolean {
+  const x = a.metadata?.uid;
+  const y = b.metadata?.uid;
+  return x === undefined || y === undefined || x === y;
 }

@@ -236,6 +236,15 @@ export class WatcherSinks {
 
   relisted(scope: string, relist: Relist): void {
     const namespace = scope === '*' ? undefined : scope;
+    if (!relist.atResumePoint && relist.changes === 0) {
+      // Every object is as it was when the watch lost its place: nothing was skipped, no gap.
+      this.#log.info(
+        { ...(namespace === undefined ? {} : { namespace }), from: relist.from, to: relist.resourceVersion },
+        'relisted after the watch lost its place: nothing changed meanwhile, nothing missed',
+      );
+      this.#mark().reached(scope, relist.resourceVersion);
+      return;
+    }
     if (!relist.atResumePoint) {
       // The relist's results went out as changes; the notices travel beside them.
       const notices = this.#reportGap({
@@ -268,6 +277,13 @@ export class WatcherSinks {
     for (const sink of this.#sinks)
       for (const routed of catchUpEvents(catchUp, this.#pipeline, sink, objects, 'restart', namespace))
         items.push({ sink, routed });
+    // A sink whose checkpoint matches the cluster missed nothing: the gap is only theirs that differ.
+    const behind = this.#sinks.filter((sink) => items.some((item) => item.sink === sink));
+    if (behind.length === 0)
+      this.#log.info(
+        { ...(namespace === undefined ? {} : { namespace }), from: relist.from, to: relist.resourceVersion },
+        'the resume point had expired; every checkpoint matches the cluster, nothing missed',
+      );
     items.push(
       ...this.#reportGap({
         reason: 'resume-expired',
@@ -275,7 +291,7 @@ export class WatcherSinks {
         from: relist.from,
         to: relist.resourceVersion,
         since: this.#resumed?.at,
-        sinks: this.#sinks,
+        sinks: behind,
       }),
     );
     this.#enqueueHolding(items, [hold], CATCH_UP);

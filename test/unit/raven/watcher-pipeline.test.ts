@@ -439,6 +439,36 @@ test('resumed, it lists nothing: it announces the kept objects at once and passe
   await run.stop();
 });
 
+test('resumed with two incarnations of one name, each change carries its own incarnation as previous, and the newer one stays in the store', async () => {
+  const of = (uid: string, rv: string, extra: Record<string, unknown> = {}): object => {
+    const p = pod('a', rv, extra) as { metadata: Record<string, unknown> };
+    return { ...p, metadata: { ...p.metadata, uid } };
+  };
+  const older = of('old', '3');
+  const newer = of('new', '20');
+  const run = start(
+    [
+      {
+        events: [
+          ev('MODIFIED', of('old', '4', { status: { phase: 'Running' } })),
+          ev('DELETED', of('old', '5')),
+          ev('MODIFIED', of('new', '21', { status: { phase: 'Pending' } })),
+        ],
+        then: 'hang',
+      },
+    ],
+    { resume: { resourceVersion: '3', objects: [newer, older] } },
+  );
+  await run.until(() => run.of('change').length === 3);
+  assert.deepEqual(run.changes(), ['modified:a@4:live/ns', 'deleted:a@5:live/ns', 'modified:a@21:live/ns']);
+  const [first, , third] = run.of('change').map((c) => c.event);
+  assert.equal(first?.previous?.metadata?.uid, 'old');
+  assert.deepEqual(first.diff, [{ path: 'status.phase', op: 'add', new: 'Running' }]);
+  assert.equal(third?.previous?.metadata?.uid, 'new', "the old one's deletion did not remove the new one");
+  assert.deepEqual(names(run.pipeline.objects()), ['a@21']);
+  await run.stop();
+});
+
 test('the reconnect after a dropped stream waits a backoff jittered by the injected random numbers', async () => {
   const run = (random: number): Run & { transport: FakeTransport } =>
     start(
@@ -483,6 +513,7 @@ test('a resume point that expired before anything arrived is relisted without pa
     from: '5',
     lastEventAt: undefined,
     atResumePoint: true,
+    changes: 3,
   });
   assert.deepEqual(
     names(run.pipeline.objectsIn('ns')),
@@ -511,6 +542,7 @@ test('a resumed scope that heard a bookmark first relists as a running one does:
     from: '6',
     lastEventAt: progress?.at,
     atResumePoint: false,
+    changes: 1,
   });
   await run.stop();
 });
@@ -562,6 +594,7 @@ test('a relist while running passes its results on as relist changes, tombstones
     from: '11',
     lastEventAt: live.at,
     atResumePoint: false,
+    changes: 2,
   });
   assert.ok(
     run.calls.indexOf(relisted) > run.calls.indexOf(run.of('change')[2] as Recorded),
@@ -602,6 +635,7 @@ test('resumed over two namespaces, only the one whose resume point expired says 
     from: '5',
     lastEventAt: undefined,
     atResumePoint: true,
+    changes: 1,
   });
   assert.equal(relists.b?.atResumePoint, false);
   assert.equal(relists.b.from, '6');

@@ -272,6 +272,7 @@ test('an expired resume point is caught up from each checkpoint and reported as 
     from: '11',
     lastEventAt: undefined,
     atResumePoint: true,
+    changes: 2,
   });
   await run.settle();
   assert.deepEqual(run.seen('a'), ['modified p@18', 'deleted q@12 (tombstone)', 'added r@19']);
@@ -325,6 +326,7 @@ test('a relist of a running watch is a gap, and the watermark moves past it once
     from: '11',
     lastEventAt: run.clock.now(),
     atResumePoint: false,
+    changes: 1,
   });
   await run.settle();
   assert.deepEqual(run.seen('b'), ['added p@11', 'modified p@40', 'gap relist 11..50']);
@@ -338,6 +340,62 @@ test('a relist of a running watch is a gap, and the watermark moves past it once
   await run.settle();
   assert.equal(checkpoints.confirmedVersion('cms')?.resourceVersion, '50');
   assert.deepEqual(run.seen('a'), ['added p@11', 'modified p@40'], 'a did not ask for gap notices');
+});
+
+test('a relist that finds every object as it was is no gap: no notice, no warning, and the watermark moves past it', async () => {
+  const checkpoints = new MemoryCheckpointStore();
+  const run = new Run(checkpoints, TWO_SINKS);
+  run.watcherSinks.start();
+  run.watcherSinks.watching(['shop']);
+  run.watcherSinks.scopeListed('shop', '10');
+  run.watcherSinks.synced([], false);
+  run.change('added', cm('p', '11'));
+  await run.settle();
+  // The apiserver restarted; the watch answered 410 and the relist found nothing new.
+  run.watcherSinks.relisted('shop', {
+    resourceVersion: '50',
+    from: '11',
+    lastEventAt: run.clock.now(),
+    atResumePoint: false,
+    changes: 0,
+  });
+  await run.settle();
+  assert.deepEqual(run.seen('b'), ['added p@11'], 'no gap notice');
+  assert.deepEqual(await run.metric('gaps'), []);
+  assert.deepEqual(
+    run.logs.filter((l) => l.level === 'warn').map((l) => l.msg),
+    [],
+    'nothing to warn about',
+  );
+  assert.ok(run.logs.some((l) => l.level === 'info' && l.msg.includes('nothing missed')));
+  assert.equal(checkpoints.confirmedVersion('cms')?.resourceVersion, '50');
+});
+
+test('an expired resume point whose every checkpoint matches the cluster is no gap', async () => {
+  const checkpoints = new MemoryCheckpointStore();
+  const first = await firstRun(checkpoints);
+  const b = first.sinks.get('b');
+  for (const call of b?.inFlight() ?? []) call.succeed();
+  await first.settle();
+  const run = new Run(checkpoints, TWO_SINKS);
+  run.resume();
+  await run.clock.tick(60_000);
+  // The watch answered 410; the relist shows exactly what both sinks confirmed.
+  run.objects.clear();
+  run.objects.set('shop/p', cm('p', '13'));
+  run.objects.set('shop/q', cm('q', '12'));
+  run.watcherSinks.relisted('shop', {
+    resourceVersion: '20',
+    from: '13',
+    lastEventAt: undefined,
+    atResumePoint: true,
+    changes: 0,
+  });
+  await run.settle();
+  assert.deepEqual(run.seen('a'), []);
+  assert.deepEqual(run.seen('b'), [], 'no gap notice');
+  assert.deepEqual(await run.metric('gaps'), []);
+  assert.equal(checkpoints.confirmedVersion('cms')?.resourceVersion, '20');
 });
 
 test('a sink that overflowed is resynced, told of the gap, and no longer holds the watermark', async () => {

@@ -14,6 +14,14 @@
  * - a member that joins counts itself in only a lease duration after its Lease first stood, so
  *   that every member already in (whose view is never older than the renew deadline, which is
  *   shorter) has counted it in, and given up its share, before it takes that share;
+ * - unless every other member said so sooner: a member whose work follows the group calls
+ *   {@link LeaseGroup.settle} with the members its work now runs for, once it has given up the
+ *   share that is no longer its own, and its Lease carries that view
+ *   ({@link SETTLED_ANNOTATION}). A joining member counts itself in as soon as every other present
+ *   member's settled view includes it; while it waits it reads the group every
+ *   {@link JOIN_POLL_MS} instead of every retry period. A planned join then hands a share over in
+ *   about a retry period plus the drain, instead of a lease duration. Members that never settle
+ *   (or run an older version) keep the lease-duration wait;
  * - on shutdown (`run`'s signal aborts) a member steps out first, then deletes its Lease, so the
  *   others take over its share at their next retry instead of waiting out the lease;
  * - the Lease a crashed member leaves behind is deleted by the others once it has not changed
@@ -53,6 +61,19 @@ export interface LeaseGroupOptions {
   logger?: Logger;
 }
 
+/**
+ * The annotation on a member's Lease that lists (comma-separated, sorted) the members its work
+ * runs for: see {@link LeaseGroup.settle}.
+ */
+export const SETTLED_ANNOTATION = 'raven.dev/settled-members';
+
+/**
+ * How often a joining member reads the group while it waits to be acknowledged: short, so a
+ * hand-over leaves a part unwatched well under the 2 s a planned join may take, and only for the
+ * few seconds of a join (a list of the group's Leases each time).
+ */
+export const JOIN_POLL_MS = 250;
+
 /** A Lease unchanged for this many of its lease durations belongs to a member long gone. */
 const STALE_LEASES = 4;
 const GROUP = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -71,6 +92,11 @@ export class LeaseGroup {
   #lastRound: number | undefined;
   #members: readonly string[] = [];
   #reported = false;
+  /** The view to publish as settled (undefined: none yet), and who waits for it to stand. */
+  #settled: string | undefined;
+  #settleWaiters: { resolve: () => void }[] = [];
+  /** Wakes the wait between rounds, for a settled view to be published at once. */
+  #wake: AbortController | undefined;
 
   constructor(options: LeaseGroupOptions) {
     const o = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, ...options };
@@ -119,23 +145,57 @@ export class LeaseGroup {
    * await group.run(signal);
    */
   async run(signal: AbortSignal): Promise<void> {
+    // Read through a call: the signal may abort during any await of the loop.
+    const stopped = (): boolean => signal.aborted;
     try {
-      while (!signal.aborted) {
-        await this.#round(signal);
+      while (!stopped()) {
+        const renewed = await this.#round(signal);
+        // A view settled during the round is published by another round at once.
+        if (renewed && this.#settleWaiters.length > 0 && !stopped()) continue;
+        const waiting = this.#joinedAt !== undefined && !this.#members.includes(this.#o.identity);
+        const wake = new AbortController();
+        this.#wake = wake;
+        const forward = (): void => wake.abort(signal.reason);
+        signal.addEventListener('abort', forward, { once: true });
         try {
-          await sleep(this.#clock, this.#o.retryPeriodMs * (1 + (JITTER - 1) * this.#random()), signal);
+          await sleep(
+            this.#clock,
+            waiting ? JOIN_POLL_MS : this.#o.retryPeriodMs * (1 + (JITTER - 1) * this.#random()),
+            wake.signal,
+          );
         } catch {
-          break;
+          if (stopped()) break;
+        } finally {
+          signal.removeEventListener('abort', forward);
+          this.#wake = undefined;
         }
       }
     } finally {
+      for (const waiter of this.#settleWaiters.splice(0)) waiter.resolve();
       this.#report(this.#members.filter((m) => m !== this.#o.identity));
       await this.#leave();
     }
   }
 
+  /**
+   * Say that this member's work now runs for `members` (the view its share was computed from): it
+   * holds no part of another member's share in that view. Published on this member's Lease at
+   * once; the promise resolves when the Lease carrying it stood (or the group stopped).
+   *
+   * @example
+   * onChange: (members) => { stopWorkNotMine(members).then(() => group.settle(members)); }
+   */
+  settle(members: readonly string[]): Promise<void> {
+    const view = [...members].sort().join(',');
+    this.#settled = view;
+    return new Promise<void>((resolve) => {
+      this.#settleWaiters.push({ resolve });
+      this.#wake?.abort(new Error('settled'));
+    });
+  }
+
   /** Renew our Lease and read the group's; `members` follows, or we step out past the deadline. */
-  async #round(signal: AbortSignal): Promise<void> {
+  async #round(signal: AbortSignal): Promise<boolean> {
     const controller = new AbortController();
     const forward = (): void => controller.abort(signal.reason);
     signal.addEventListener('abort', forward, { once: true });
@@ -153,8 +213,9 @@ export class LeaseGroup {
       this.#lastRound = this.#clock.now();
       this.#report(this.#present(list.items));
       await this.#collect(controller.signal);
+      return true;
     } catch (err) {
-      if (signal.aborted) return;
+      if (signal.aborted) return false;
       this.#log.warn({ err: err instanceof Error ? err.message : String(err) }, 'lease group round failed');
       const now = this.#clock.now();
       if (this.#lastRound === undefined || now - this.#lastRound >= this.#o.renewDeadlineMs) {
@@ -165,6 +226,7 @@ export class LeaseGroup {
         this.#joinedAt = undefined;
         this.#report(this.#members.filter((m) => m !== this.#o.identity));
       }
+      return false;
     } finally {
       this.#clock.clearTimeout(timer);
       signal.removeEventListener('abort', forward);
@@ -172,7 +234,16 @@ export class LeaseGroup {
   }
 
   async #renew(signal: AbortSignal): Promise<void> {
+    const published = this.#settled;
+    await this.#write(signal);
+    // What was settled before is published too: the view published supersedes it.
+    const done = this.#settled === published ? this.#settleWaiters.splice(0) : [];
+    for (const waiter of done) waiter.resolve();
+  }
+
+  async #write(signal: AbortSignal): Promise<void> {
     const now = this.#clock.now();
+    const settled = this.#settled;
     const record = (current: Lease | undefined): Lease => ({
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',
@@ -181,6 +252,9 @@ export class LeaseGroup {
         name: this.leaseName,
         namespace: this.#o.namespace,
         labels: { ...current?.metadata?.labels, [LEASE_GROUP_LABEL]: this.#o.group },
+        ...(settled === undefined
+          ? {}
+          : { annotations: { ...current?.metadata?.annotations, [SETTLED_ANNOTATION]: settled } }),
       },
       spec: {
         holderIdentity: this.#o.identity,
@@ -255,9 +329,29 @@ export class LeaseGroup {
       const durationMs = (lease.spec?.leaseDurationSeconds ?? this.#o.leaseDurationMs / 1000) * 1000;
       if (now < at + durationMs) members.add(holder);
     }
-    if (this.#joinedAt !== undefined && now - this.#joinedAt >= this.#o.leaseDurationMs)
+    if (
+      this.#joinedAt !== undefined &&
+      (now - this.#joinedAt >= this.#o.leaseDurationMs || this.#acknowledged(now))
+    )
       members.add(this.#o.identity);
     return [...members].sort();
+  }
+
+  /**
+   * Whether every other present member's settled view counts this member in: each has given up
+   * this member's share, so it may be taken now. A member that is in (counted itself in before)
+   * stays in by this too.
+   */
+  #acknowledged(now: number): boolean {
+    for (const [name, { lease, at }] of this.#seen) {
+      const holder = lease.spec?.holderIdentity ?? '';
+      if (holder === '' || name === this.leaseName) continue;
+      const durationMs = (lease.spec?.leaseDurationSeconds ?? this.#o.leaseDurationMs / 1000) * 1000;
+      if (now >= at + durationMs) continue;
+      const settled = lease.metadata?.annotations?.[SETTLED_ANNOTATION];
+      if (settled === undefined || !settled.split(',').includes(this.#o.identity)) return false;
+    }
+    return true;
   }
 
   /**

@@ -79,6 +79,19 @@ export async function runShardedReplica(options: ShardedReplicaOptions, signal: 
     poke();
   });
   const groupFailure = (): Error | undefined => failed.error;
+  let settledView: string | undefined;
+  /** Publish `view` as the one this replica's work runs for, waiting at most a retry period. */
+  const settle = async (view: readonly string[]): Promise<void> => {
+    const key = view.join(',');
+    if (key === settledView) return;
+    settledView = key;
+    const bound = new AbortController();
+    await Promise.race([
+      group.settle(view),
+      sleep(options.clock, sh.retryPeriodSeconds * 1000, bound.signal).catch(() => undefined),
+    ]);
+    bound.abort();
+  };
   let current: Current | undefined;
   const stopCurrent = async (): Promise<void> => {
     if (current === undefined) return;
@@ -104,9 +117,13 @@ export async function runShardedReplica(options: ShardedReplicaOptions, signal: 
         continue;
       }
       seen = version;
-      const parts = members === undefined ? [] : (assignBuckets(members, sh.buckets).get(sh.identity) ?? []);
+      const view = members;
+      const parts = view === undefined ? [] : (assignBuckets(view, sh.buckets).get(sh.identity) ?? []);
       if (current === undefined || !sameParts(current.parts, parts)) {
         await stopCurrent();
+        // The parts given up are drained: say so before taking any, so a member that joins
+        // takes its share as soon as every member has given it up (lease-group.ts).
+        if (view !== undefined && !stopped()) await settle(view);
         if (parts.length > 0 && !stopped()) {
           log.info(
             { members, parts, buckets: sh.buckets },
@@ -124,7 +141,7 @@ export async function runShardedReplica(options: ShardedReplicaOptions, signal: 
           current = work;
         } else if (members !== undefined)
           log.info({ members }, 'no part of the hash space is this replica’s: watching nothing');
-      }
+      } else if (view !== undefined && !stopped()) await settle(view);
       if (version === seen && !stopped() && current?.ended !== true && groupFailure() === undefined)
         await new Promise<void>((resolve) => {
           wake = resolve;

@@ -6,7 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { LEASE_GROUP_LABEL, LeaseGroup } from '../../../src/controller/lease-group.js';
+import { LEASE_GROUP_LABEL, LeaseGroup, SETTLED_ANNOTATION } from '../../../src/controller/lease-group.js';
 import { FakeClock } from '../../../src/testing/fake-clock.js';
 import { LeaseCollection } from './lease-collection.js';
 
@@ -184,4 +184,46 @@ test('a bad group or timing is refused naming the option', () => {
     () => new LeaseGroup({ ...base, group: 'shards', leaseDurationMs: 5_000, renewDeadlineMs: 5_000 }),
     /renewDeadlineMs \(5000\) must be less than leaseDurationMs \(5000\)/,
   );
+});
+
+test('a joining member counts itself in as soon as every other member settled a view that includes it, and not before', async () => {
+  const clock = new FakeClock();
+  const collection = new LeaseCollection();
+  const settling = (identity: string): Member => {
+    const m = member(collection, clock, identity);
+    // A member whose work follows the group at once: it settles every view it is given.
+    const views = m.views;
+    const push = views.push.bind(views);
+    views.push = (...items) => {
+      for (const v of items) void m.group.settle(v.members);
+      return push(...items);
+    };
+    return m;
+  };
+  const a = settling('a');
+  const b = settling('b');
+  await advance(clock, 20_000, [a, b]);
+  assert.deepEqual(a.group.members, ['a', 'b']);
+  const joined = clock.now();
+  // c settles nothing itself; a and b acknowledge it.
+  const c = member(collection, clock, 'c');
+  let cIn: number | undefined;
+  for (let t = 0; t < 15_000 && cIn === undefined; t += 50) {
+    await clock.tick(50);
+    if (c.group.members.includes('c')) {
+      cIn = clock.now();
+      for (const other of [a, b]) {
+        const lease = [...collection.leases.values()].find((l) => l.spec?.holderIdentity === other.identity);
+        const settled = lease?.metadata?.annotations?.[SETTLED_ANNOTATION] ?? '';
+        assert.ok(
+          settled.split(',').includes('c'),
+          `${other.identity} had not settled a view with c: ${settled}`,
+        );
+      }
+    }
+  }
+  assert.ok(cIn !== undefined, 'c counted itself in before a lease duration');
+  assert.ok(cIn - joined <= 5_000, `c counted itself in ${cIn - joined} ms after joining`);
+  for (const m of [a, b, c]) m.controller.abort();
+  await Promise.all([a.done, b.done, c.done]);
 });

@@ -191,3 +191,61 @@ test('a work that fails ends the replica with its error, after leaving the group
   assert.equal(a.works.length, 1, 'not started again');
   assert.equal(collection.leases.size, 0, 'it left the group');
 });
+
+/**
+ * Step through time recording, per part, how long it went with no running work, and asserting at
+ * every step that no part is worked on by two replicas at once.
+ */
+async function watchParts(clock: FakeClock, ms: number, replicas: Replica[], unwatched: Map<number, number>) {
+  const since = new Map<number, number>();
+  for (let t = 0; t < ms; t += 50) {
+    await clock.tick(50);
+    const holders = new Map<number, string[]>();
+    for (const r of replicas)
+      for (const w of r.works)
+        if (w.stopped === undefined)
+          for (const p of w.parts) holders.set(p, [...(holders.get(p) ?? []), r.identity]);
+    for (const part of all) {
+      const who = holders.get(part) ?? [];
+      assert.ok(who.length <= 1, `at ${clock.now()} part ${part} is worked on by ${who.join(' and ')}`);
+      if (who.length === 0) since.set(part, since.get(part) ?? clock.now());
+      else {
+        const from = since.get(part);
+        if (from !== undefined) unwatched.set(part, Math.max(unwatched.get(part) ?? 0, clock.now() - from));
+        since.delete(part);
+      }
+    }
+  }
+  for (const [part, from] of since)
+    unwatched.set(part, Math.max(unwatched.get(part) ?? 0, clock.now() - from));
+}
+
+test('a replica that joins a running group takes its share within 2 s of its last owner giving it up, never while another holds it', async () => {
+  const clock = new FakeClock();
+  const collection = new LeaseCollection();
+  const a = replica(collection, clock, 'a');
+  const b = replica(collection, clock, 'b');
+  await advance(clock, 30_000);
+  assert.deepEqual(
+    [...a.parts, ...b.parts].sort((x, y) => x - y),
+    all,
+  );
+  const joined = clock.now();
+  const c = replica(collection, clock, 'c');
+  const unwatched = new Map<number, number>();
+  await watchParts(clock, 20_000, [a, b, c], unwatched);
+  assert.deepEqual(c.members, ['a', 'b', 'c']);
+  assert.ok(c.parts.length > 0, 'c has a share');
+  assert.deepEqual(
+    [...a.parts, ...b.parts, ...c.parts].sort((x, y) => x - y),
+    all,
+    'every part owned',
+  );
+  const started = c.works[0]?.started ?? Infinity;
+  // Before the acknowledgement, a joiner waited a whole lease duration (15 s).
+  assert.ok(started - joined <= 5_000, `c started working ${started - joined} ms after it joined`);
+  const longest = Math.max(...unwatched.values());
+  assert.ok(longest <= 2_000, `a part went unwatched for ${longest} ms during the hand-over`);
+  for (const r of [a, b, c]) r.controller.abort();
+  await Promise.all([a.done, b.done, c.done]);
+});

@@ -121,7 +121,13 @@ export {
   type ShardRange,
 } from './watch/shard/shard.js';
 export { assignHashSpace, type AssignHashSpaceOptions } from './watch/shard/assign-hash-space.js';
-export { ScopedWatcher, watchResource, type WatchResourceOptions } from './watch/watch-resource.js';
+export {
+  ScopedWatcher,
+  watchResource,
+  type OutageReporting,
+  type WatchResourceOptions,
+} from './watch/watch-resource.js';
+export type { OutageReport } from './watch/outage-tracker.js';
 export type { WatcherEvent, WatcherPhase, WatcherStatus } from './watch/watcher-events.js';
 export {
   watch,

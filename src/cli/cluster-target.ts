@@ -5,14 +5,17 @@
  * get and watch start on it.
  */
 import { loadConfig } from '../client/load-config.js';
+import type { ResolvedConfig } from '../client/resolved-config.js';
 import { KubeClient } from '../client/kube-client.js';
 import { Discovery } from '../client/discovery.js';
 import { qualifiedName, type ApiResource, type ResolvedResource } from '../client/api-resource.js';
 import { watchResource, type ScopedWatcher } from '../watch/watch-resource.js';
+import type { OutageReport } from '../watch/outage-tracker.js';
+import { watchFailure } from '../errors/classify.js';
 import { parseFieldSelector } from '../watch/scope/field-selector.js';
 import { parseLabelSelector } from '../watch/scope/parse-label-selector.js';
 import { installRedactionKey } from '../raven/redaction-key.js';
-import { write, type Output } from './output.js';
+import { paint, write, type Output } from './output.js';
 import { UsageError } from './usage-error.js';
 import { ServerTable } from './server-table.js';
 import { WatchFailures } from './watch-failures.js';
@@ -107,10 +110,18 @@ export async function connectCluster(
   deps: { output: Output; env?: NodeJS.ProcessEnv },
   command: string,
 ): Promise<KubeClient> {
-  const config = await loadConfig({ kubeconfig: values.kubeconfig, context: values.context, env: deps.env });
+  const config = await kubeconfigOf(values, deps);
   const keyWarning = await installRedactionKey({ env: deps.env ?? process.env });
   if (keyWarning !== undefined) await write(deps.output.err, `${command}: ${keyWarning}\n`);
   return new KubeClient(config);
+}
+
+/** The cluster configuration `--kubeconfig` and `--context` name (read again to see whether its server moved). */
+export function kubeconfigOf(
+  values: { kubeconfig?: string; context?: string },
+  deps: { env?: NodeJS.ProcessEnv },
+): Promise<ResolvedConfig> {
+  return loadConfig({ kubeconfig: values.kubeconfig, context: values.context, env: deps.env });
 }
 
 /** Whether discovery still serves `resource` (asked after a 404, to tell a removed CRD from a typo). */
@@ -141,6 +152,9 @@ export async function watchTarget(
     selectors: Selectors;
     rows: boolean;
     waitForRbac: boolean;
+    /** Where outage lines go, and the command that prefixes them (`raven watch`). */
+    output: Output;
+    command: string;
   },
   signal: AbortSignal,
 ): Promise<TargetWatch> {
@@ -155,6 +169,12 @@ export async function watchTarget(
     ...target.selectors,
     dropManagedFields: target.values['show-managed-fields'] !== true,
     signal,
+    // Transient failures are the outage's lines; the others are judged by WatchFailures.
+    outages: {
+      server: client.server,
+      counts: (error) => watchFailure(error) === 'transient',
+      report: (report) => printOutage(target.output, target.command, report),
+    },
   });
   const failures = new WatchFailures({
     waitForRbac: target.waitForRbac,
@@ -162,4 +182,18 @@ export async function watchTarget(
     stillServed: stillServed(discovery, resource, signal),
   });
   return { resource, namespaces, allNamespaces, table, watcher, failures };
+}
+
+/** Clears a progress line drawn on a terminal's last line (`list-progress.ts`). */
+const CLEAR_LINE = '\r\u001b[2K';
+
+/**
+ * One outage line on stderr: `raven watch: pods: cannot reach 127.0.0.1:6443 (connection
+ * refused); retrying`. Written at once (a few lines an outage): a report comes from a timer as
+ * well as from the event loop.
+ */
+function printOutage(output: Output, command: string, report: OutageReport): void {
+  const healed = report.kind === 'healed' && !report.mayHaveMissed;
+  const line = paint(output, healed ? 'green' : 'yellow', `${command}: ${report.message}`);
+  output.err.write(`${output.err.isTTY === true ? CLEAR_LINE : ''}${line}\n`);
 }

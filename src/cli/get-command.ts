@@ -65,6 +65,8 @@ export async function getCommand(argv: string[], deps: GetCommandDeps): Promise<
         selectors,
         rows: format.kind === 'table' || format.kind === 'wide',
         waitForRbac: false,
+        output: deps.output,
+        command: 'raven get',
       },
       deps.signal,
     );

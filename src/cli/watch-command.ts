@@ -4,7 +4,9 @@
  * and says so), shows diffs, and resolves any resource name discovery knows.
  *
  * It ends only when interrupted (exit 0) or on a failure that cannot heal (exit 1, with the
- * apiserver's message); which failures those are is decided in `watch-failures.ts`.
+ * apiserver's message); which failures those are is decided in `watch-failures.ts`. An outage is
+ * a few lines on stderr (`watch/outage-tracker.ts`), and a cluster whose kubeconfig now names
+ * another address, after its old one refused connections, is followed there (`server-moved.ts`).
  */
 import { parseArgs } from 'node:util';
 import type { ScopedWatcher } from '../watch/watch-resource.js';
@@ -14,12 +16,16 @@ import {
   LISTING_OPTIONS,
   SCOPE_OPTIONS,
   connectCluster,
+  kubeconfigOf,
   scopeSelectors,
   watchTarget,
   resourceArguments,
 } from './cluster-target.js';
 import { parseWatchFormat, WatchPrinter, type PrintedObject } from './format-watch.js';
 import { WatchFailures } from './watch-failures.js';
+import { ServerMoved } from './server-moved.js';
+import { KubeClient } from '../client/kube-client.js';
+import type { ResolvedConfig } from '../client/resolved-config.js';
 import { ServerTable } from './server-table.js';
 import { ListProgress } from './list-progress.js';
 import { estimateListTotal } from './list-total.js';
@@ -53,7 +59,43 @@ export async function watchCommand(argv: string[], deps: WatchCommandDeps): Prom
   // Validate selectors before any request, with errors that point at the position.
   const selectors = scopeSelectors(values, name);
 
-  const client = await connectCluster(values, deps, 'raven watch');
+  let client = await connectCluster(values, deps, 'raven watch');
+  try {
+    for (;;) {
+      const ended = await watchOn(client, { resourceName, format, selectors, values }, deps);
+      if (typeof ended === 'number') return ended;
+      await write(
+        deps.output.err,
+        `${paint(deps.output, 'yellow', `raven watch: the kubeconfig now names ${ended.server} for this context (was ${client.server}); watching there`)}\n`,
+      );
+      await client.destroy();
+      client = new KubeClient(ended);
+    }
+  } finally {
+    await client.destroy();
+  }
+}
+
+/**
+ * One watch on one server: 0 when interrupted, 1 on a failure that cannot heal, or the
+ * kubeconfig's new configuration when the server it names has moved (`server-moved.ts`).
+ */
+async function watchOn(
+  client: KubeClient,
+  target: {
+    resourceName: string;
+    format: ReturnType<typeof parseWatchFormat>;
+    selectors: ReturnType<typeof scopeSelectors>;
+    values: Parameters<typeof watchTarget>[1]['values'] & {
+      'wait-for-rbac'?: boolean;
+      'since-now'?: boolean;
+      kubeconfig?: string;
+      context?: string;
+    };
+  },
+  deps: WatchCommandDeps,
+): Promise<number | ResolvedConfig> {
+  const { resourceName, format, selectors, values } = target;
   let watcher: ScopedWatcher | undefined;
   try {
     const started = await watchTarget(
@@ -65,6 +107,8 @@ export async function watchCommand(argv: string[], deps: WatchCommandDeps): Prom
         // Rows need the server's columns; the other formats print from the objects (the plain form).
         rows: format.kind === 'table' || format.kind === 'wide' || format.kind === 'diff',
         waitForRbac: values['wait-for-rbac'] === true,
+        output: deps.output,
+        command: 'raven watch',
       },
       deps.signal,
     );
@@ -86,18 +130,23 @@ export async function watchCommand(argv: string[], deps: WatchCommandDeps): Prom
         ...selectors,
         signal: deps.signal,
       });
+    const moved = new ServerMoved({
+      current: client.server,
+      reload: () => kubeconfigOf(values, deps),
+      now: () => Date.now(),
+    });
     return await follow(started.watcher, {
       printer,
       failures,
       table,
       progress,
+      moved,
       sinceNow: values['since-now'] === true,
       ...deps,
     });
   } finally {
     // Stop the requests first, then the connections, so the process can exit at once.
     watcher?.close();
-    await client.destroy();
   }
 }
 
@@ -116,8 +165,9 @@ async function follow(
     table: ServerTable | undefined;
     sinceNow: boolean;
     progress: ListProgress;
+    moved: ServerMoved;
   },
-): Promise<number> {
+): Promise<number | ResolvedConfig> {
   const { output, printer, failures, table, progress } = o;
   // The first objects are held back to size the columns, then every row prints as it arrives.
   let held = [] as PrintedObject[] | undefined;
@@ -163,6 +213,8 @@ async function follow(
         }
         if (verdict.notice !== undefined)
           await write(output.err, `${paint(output, 'yellow', `raven watch: ${verdict.notice}`)}\n`);
+        const config = await o.moved.failed(event.error);
+        if (config !== undefined) return config;
         break;
       }
       case 'listing':
@@ -170,6 +222,7 @@ async function follow(
         break;
     }
     if (event.type !== 'error' && event.type !== 'listing') failures.progressed();
+    if (event.type !== 'error') o.moved.answered();
   }
   return 0;
 }

@@ -3,9 +3,9 @@
  * (it yields an `error` event per failure and keeps recovering); the CLI decides, from the
  * error's classification (`watchFailure` in errors/classify.ts):
  *
- * - transient (no connection, 5xx, 429, 410, a broken stream): keep going, one line on stderr;
- *   quietly when the server refused the streaming initial list (the watcher falls back to a plain
- *   list, and a request that is invalid as such fails again there, then ends the watch);
+ * - transient (no connection, 5xx, 429, 410, a broken stream): keep going, quietly here: the
+ *   outage is reported by the watch's outage tracker (`watch/outage-tracker.ts`: a line when it
+ *   starts, one every 30 s, one when it heals), not once per retry;
  * - invalid request (400, 422, ...) or credentials refused after a refresh (401): end, exit 1;
  * - 403: end, unless the user passed `--wait-for-rbac`; then it is reported once (again only after
  *   the watch has made progress in between) and the watcher keeps retrying until access is granted;
@@ -60,7 +60,7 @@ export class WatchFailures {
     const kind = watchFailure(error);
     switch (kind) {
       case 'transient':
-        return keepGoing(`${error.message}; retrying${inARow(status)}`);
+        return keepGoing(undefined);
       case 'invalid':
         return { end: true, message: error.message };
       case 'unauthorized':

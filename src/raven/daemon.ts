@@ -416,6 +416,7 @@ export class Daemon {
             signal: stopWork.signal,
             ...(this.#options.random === undefined ? {} : { random: this.#options.random }),
             ...(shard === undefined ? {} : { shard }),
+            server: client.server,
           },
           {
             watching: (scopes) => sinks.watching(scopes),
@@ -434,7 +435,8 @@ export class Daemon {
             progress: (scope, rv) => sinks.progress(scope, rv),
             relisting: () => this.metrics.relists.inc({ watcher: watcherConfig.name }),
             relisted: (scope, relist) => sinks.relisted(scope, relist),
-            // The watcher logs each failure once (`watch failed; recovering`); here it is counted.
+            // Each failure is counted here; the pipeline logs the outage (a line at its start,
+            // every 30 s, at its end), the watcher each failure at debug.
             error: (error) => {
               ui?.notice(error.message);
               this.metrics.watchErrors.inc({ watcher: watcherConfig.name, kind: errorKind(error) });

@@ -21,9 +21,9 @@ import type { KubeObject } from '../client/kube-object.js';
 import { MemoryStore } from '../cache/memory-store.js';
 import { makeObjectKey, objectKey } from '../client/object-key.js';
 import { NAMESPACE_INDEX } from '../cache/store.js';
-import { merge } from '../watch/merge.js';
 import { watchResource, type ScopedWatcher } from '../watch/watch-resource.js';
-import type { Watcher, WatchTransport } from '../watch/watcher.js';
+import type { WatchTransport } from '../watch/watcher.js';
+import type { OutageReport } from '../watch/outage-tracker.js';
 import type { Shard } from '../watch/shard/shard.js';
 import type { WatcherEvent, WatcherStatus } from '../watch/watcher-events.js';
 import type { Clock } from '../util/clock.js';
@@ -154,6 +154,8 @@ export class WatcherPipeline {
       random?: () => number;
       /** A sharded replica's part of the objects (`watcher.ts`: the server filters, or the client). */
       shard?: Shard;
+      /** The apiserver's URL, for the outage lines (its host and port). */
+      server?: string;
     },
     callbacks: PipelineCallbacks,
     resume?: ResumeFrom,
@@ -174,6 +176,11 @@ export class WatcherPipeline {
       ...(options.random === undefined ? {} : { random: options.random }),
       ...(resume === undefined ? {} : { resume }),
       ...(options.shard === undefined ? {} : { shard: options.shard }),
+      // One line when an outage starts, one every 30 s, one when it heals (not one per retry).
+      outages: {
+        ...(options.server === undefined ? {} : { server: options.server }),
+        report: (report) => logOutage(options.logger, report),
+      },
     });
     this.#watcher = watcher;
     const scopes = new Map<string, ScopeState>();
@@ -194,8 +201,7 @@ export class WatcherPipeline {
     }
     const unlisted = new Set(resume === undefined ? scopes.keys() : []);
     const context = { watcher: c.name, resource: this.resource, diffIgnore: options.diffIgnore };
-    const sources = [...watcher.watchers].map(([scope, w]) => tagged(scope, w));
-    for await (const { scope, event } of merge(sources, () => watcher.close())) {
+    for await (const { scope, event } of watcher.scoped()) {
       const state = scopes.get(scope);
       if (state === undefined) continue;
       const now = options.clock.now();
@@ -316,11 +322,15 @@ export class WatcherPipeline {
   }
 }
 
-async function* tagged(
-  scope: string,
-  watcher: Watcher,
-): AsyncGenerator<{ scope: string; event: WatcherEvent }, void, undefined> {
-  for await (const event of watcher) yield { scope, event };
+/**
+ * An outage's lines in the log: warn while it lasts, info when it heals (the line and its fields
+ * say how; what a relist may have missed is the gap notices' to report). `outage` says which line
+ * it is, for queries.
+ */
+function logOutage(log: Logger, report: OutageReport): void {
+  const { kind, message, ...fields } = report;
+  if (kind === 'healed') log.info({ outage: kind, ...fields }, message);
+  else log.warn({ outage: kind, ...fields }, message);
 }
 
 /** Whether two states are of one incarnation: the same uid, or a uid not known. */

@@ -5,6 +5,9 @@
  * events are merged. `synced` is delivered once every underlying watcher has synced; later
  * `synced` events (relists of one of them) pass through.
  *
+ * With `outages`, one tracker (`outage-tracker.ts`) is told every event of every watch and reports
+ * each outage in a few lines, for all the namespaces as one subject.
+ *
  * Selectors are validated up front: a bad one throws a SelectorError naming the position and what
  * would be valid, before any request is made.
  */
@@ -14,7 +17,9 @@ import { parseFieldSelector } from './scope/field-selector.js';
 import { parseLabelSelector } from './scope/parse-label-selector.js';
 import { parseNamespaceScope, type NamespaceScopeSpec } from './scope/namespace-scope.js';
 import { planNamespaceQueries } from './scope/plan-namespace-queries.js';
+import { systemClock } from '../util/clock.js';
 import { merge } from './merge.js';
+import { OutageTracker, type OutageTrackerOptions } from './outage-tracker.js';
 import { Watcher, type WatcherOptions } from './watcher.js';
 import type { KubeObject, WatcherEvent, WatcherStatus } from './watcher-events.js';
 
@@ -28,15 +33,28 @@ export interface WatchResourceOptions extends Omit<
   namespaces?: NamespaceScopeSpec;
   labelSelector?: string;
   fieldSelector?: string;
+  /**
+   * Report outages as a few lines (`outage-tracker.ts`): one when one starts, one every 30 s
+   * while it lasts, one when it heals. One tracker for all the namespaces watched. Default: not
+   * reported (each failure is still an `error` event).
+   */
+  outages?: OutageReporting;
 }
+
+/** What {@link watchResource} needs to report outages; the clock and the statuses are its own. */
+export type OutageReporting = Pick<OutageTrackerOptions, 'report'> &
+  Partial<Pick<OutageTrackerOptions, 'what' | 'server' | 'counts' | 'everyMs' | 'checkMs'>>;
 
 /** One or more watchers behind one stream of events. */
 export class ScopedWatcher<T extends KubeObject = KubeObject> implements AsyncIterable<WatcherEvent<T>> {
   /** The underlying watchers, by the namespace they watch (`*` for cluster-wide). */
   readonly watchers: ReadonlyMap<string, Watcher<T>>;
+  readonly #outages: OutageTracker | undefined;
 
-  constructor(watchers: ReadonlyMap<string, Watcher<T>>) {
+  /** `outages`: told every event of every watch, closed when the iteration ends. */
+  constructor(watchers: ReadonlyMap<string, Watcher<T>>, outages?: OutageTracker) {
     this.watchers = watchers;
+    this.#outages = outages;
   }
 
   /** The combined status: synced when all are, the worst phase, summed counts, the latest error. */
@@ -68,17 +86,31 @@ export class ScopedWatcher<T extends KubeObject = KubeObject> implements AsyncIt
   }
 
   [Symbol.asyncIterator](): AsyncIterator<WatcherEvent<T>> {
-    // One watcher (one namespace, or one cluster-wide watch): its own events, with nothing between.
+    // One watcher (one namespace, or one cluster-wide watch): its own events, with nothing between
+    // (unless outages are reported: the tracker is told each event on the way).
     const only = this.watchers.size === 1 ? [...this.watchers.values()][0] : undefined;
-    if (only !== undefined) return only[Symbol.asyncIterator]();
+    if (only !== undefined && this.#outages === undefined) return only[Symbol.asyncIterator]();
     return this.#merged();
+  }
+
+  /**
+   * Every watch's events, each with the scope it came from (a namespace, or `*`), merged in
+   * arrival order: for a consumer that follows each scope (each has its own resourceVersions).
+   * Closing it closes the watchers and the outage tracker.
+   */
+  scoped(): AsyncGenerator<{ scope: string; event: WatcherEvent<T> }, void, undefined> {
+    const outages = this.#outages;
+    const tagged = [...this.watchers].map(([scope, watcher]) => tag(scope, watcher, outages));
+    return merge(tagged, () => {
+      this.close();
+      outages?.close();
+    });
   }
 
   async *#merged(): AsyncGenerator<WatcherEvent<T>, void, undefined> {
     const unsynced = new Set(this.watchers.keys());
     let announced = false;
-    const tagged = [...this.watchers].map(([scope, watcher]) => tag(scope, watcher));
-    for await (const { scope, event } of merge(tagged, () => this.close())) {
+    for await (const { scope, event } of this.scoped()) {
       if (event.type !== 'synced' || announced) {
         yield event;
         continue;
@@ -92,11 +124,16 @@ export class ScopedWatcher<T extends KubeObject = KubeObject> implements AsyncIt
   }
 }
 
+/** A watcher's events with its scope, each told to the outage tracker first (no generator more). */
 async function* tag<T extends KubeObject>(
   scope: string,
   watcher: Watcher<T>,
+  outages: OutageTracker | undefined,
 ): AsyncGenerator<{ scope: string; event: WatcherEvent<T> }, void, undefined> {
-  for await (const event of watcher) yield { scope, event };
+  for await (const event of watcher) {
+    outages?.observe(scope, event);
+    yield { scope, event };
+  }
 }
 
 /**
@@ -110,7 +147,8 @@ async function* tag<T extends KubeObject>(
 export function watchResource<T extends KubeObject = KubeObject>(
   options: WatchResourceOptions,
 ): ScopedWatcher<T> {
-  const { resource, namespaces, resume, ...rest } = options;
+  // `outages` is the ScopedWatcher's (see `scoped`), not each Watcher's.
+  const { resource, namespaces, resume, outages: _outages, ...rest } = options;
   // A resumed watcher knows only the objects in its own scope, or a relist would tombstone the rest.
   const resumeWhere = (keep: (namespace: string | undefined) => boolean): WatcherOptions['resume'] =>
     resume === undefined
@@ -137,7 +175,7 @@ export function watchResource<T extends KubeObject = KubeObject>(
         resume,
       }),
     );
-    return new ScopedWatcher(watchers);
+    return scoped(watchers, options);
   }
   const plan = planNamespaceQueries(parseNamespaceScope(namespaces, { path: 'namespaces' }), {
     fieldSelector,
@@ -168,5 +206,22 @@ export function watchResource<T extends KubeObject = KubeObject>(
       }),
     );
   }
-  return new ScopedWatcher(watchers);
+  return scoped(watchers, options);
+}
+
+/** The watchers as one, with their outage tracker when outages are reported. */
+function scoped<T extends KubeObject>(
+  watchers: Map<string, Watcher<T>>,
+  options: WatchResourceOptions,
+): ScopedWatcher<T> {
+  const { outages, resource } = options;
+  if (outages === undefined) return new ScopedWatcher(watchers);
+  const what = watchers.size > 1 ? `${resource.resource} in ${watchers.size} namespaces` : resource.resource;
+  const tracker = new OutageTracker({
+    what,
+    clock: options.clock ?? systemClock,
+    status: (scope) => watchers.get(scope)?.status(),
+    ...outages,
+  });
+  return new ScopedWatcher(watchers, tracker);
 }

@@ -310,7 +310,9 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
           }
           const err = outcome.error instanceof Error ? outcome.error : new Error(String(outcome.error));
           // The one log line for this failure: what failed, in which phase, and what happens next.
-          this.#log.warn(
+          // At debug: a retry a second while the server is down would flood a log at info. The
+          // consumer reports outages (`outage-tracker.ts`: a line at the start, every 30 s, at the end).
+          this.#log.debug(
             {
               err: err.message,
               kind: errorKind(err),

@@ -293,6 +293,29 @@ export class ControlPlane {
     await this.waitFor('apiserver', () => this.apiserverReady(), READY_MS);
   }
 
+  /**
+   * Stop the apiserver and start it again on a new free port, as a local cluster restarted on
+   * another port is: the kubeconfig file is rewritten with the new address (the controller
+   * manager's is not: it keeps failing to reach the old one). Resolves with the new port when the
+   * apiserver is ready.
+   */
+  async moveApiserver(options: { downMs?: number } = {}): Promise<number> {
+    await this.kill('apiserver');
+    if (options.downMs) await new Promise((r) => setTimeout(r, options.downMs));
+    const [port] = await freePorts(1);
+    if (port === undefined) throw new Error('no free port for the apiserver');
+    const argv = this.state.argv.apiserver.map((a) =>
+      a.startsWith('--secure-port=') ? `--secure-port=${port}` : a,
+    );
+    this.state.argv.apiserver = argv;
+    this.state.ports.apiserver = port;
+    this.state.server = `https://127.0.0.1:${port}`;
+    await writeFile(this.state.kubeconfig, kubeconfigYaml(this.state), { mode: 0o600 });
+    await this.launch('apiserver');
+    await this.waitFor('apiserver', () => this.apiserverReady(), READY_MS);
+    return port;
+  }
+
   /** Compact etcd at its current revision: every older resourceVersion becomes 410 Expired. */
   async compactEtcd(): Promise<string> {
     const range = await this.etcdPost('/v3/kv/range', { key: Buffer.from('/').toString('base64') });

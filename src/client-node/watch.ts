@@ -83,6 +83,8 @@ export class Watch {
     const send = (type: string, object: unknown): void =>
       failures.call(() => callback(type, object, { type, object }));
     void (async () => {
+      // The watcher ends only when aborted; anything else that ends it is what `done` reports.
+      let ended: unknown = undefined;
       try {
         for await (const event of watcher) {
           switch (event.type) {
@@ -116,10 +118,12 @@ export class Watch {
               break;
           }
         }
+      } catch (err) {
+        ended = err;
       } finally {
         failures.summarize();
         await releaseClient(kc);
-        done(controller.signal.reason);
+        done(ended ?? controller.signal.reason);
       }
     })();
     return controller;

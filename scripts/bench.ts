@@ -18,6 +18,7 @@ import { parseArgs } from 'node:util';
 import { repoRoot } from '../bench/lib/child.js';
 import { runDecodeSuite } from '../bench/decode/suite.js';
 import { runInformerSuite } from '../bench/informer/suite.js';
+import { runClientNodeSuite } from '../bench/client-node/suite.js';
 import { runListWatchSuite } from '../bench/list-watch/suite.js';
 import { runCacheHeapSuite } from '../bench/cache-heap/suite.js';
 import { runRecoverySuite } from '../bench/recovery/suite.js';
@@ -107,6 +108,22 @@ const suites: Record<
           listed: Number(c.values.listed ?? '50000'),
           events: Number(c.values.events ?? '100000'),
           runs: Number(c.values.runs ?? 5),
+          log,
+          ...(c.only === undefined ? {} : { only: c.only }),
+        })
+      ).markdown,
+  },
+  'client-node': {
+    runs: 3,
+    title: '# The same informer program on client-node and on kube-raven/client-node',
+    run: async (c) =>
+      (
+        await runClientNodeSuite({
+          node: c.node,
+          nodeVersion: c.nodeVersion,
+          listed: Number(c.values.listed ?? '10000'),
+          events: Number(c.values.events ?? '20000'),
+          runs: Number(c.values.runs ?? 3),
           log,
           ...(c.only === undefined ? {} : { only: c.only }),
         })

@@ -3,8 +3,9 @@
 # the OpenStack lab (Neutron, Octavia, RabbitMQ, SQLite) the translator's tests run against, and the
 # servers the sinks' tests run against (PostgreSQL, NATS with JetStream, Redis, rsyslog with its TLS
 # module, Exim as the mail server), Chromium (the web view's tests open the page in it, driven by
-# playwright-core), and zsh and fish (the completion tests load raven's completion scripts into each
-# shell).
+# playwright-core), zsh and fish (the completion tests load raven's completion scripts into each
+# shell), and prometheus for its promtool (the alerting rules in deploy/prometheus are tested with
+# `promtool test rules`; no Prometheus server is started).
 # Run as root (CI is); otherwise it prints the apt-get command to run. Idempotent and quiet.
 set -euo pipefail
 
@@ -15,7 +16,7 @@ command -v git >/dev/null || missing+=(git)
 # script(1): the CLI's terminal tests run `raven watch` under a pseudo-terminal.
 command -v script >/dev/null || missing+=(bsdutils)
 for pkg in neutron-server octavia-api octavia-worker rabbitmq-server sqlite3 postgresql nats-server redis-server \
-  rsyslog rsyslog-gnutls exim4-daemon-light chromium zsh fish; do
+  rsyslog rsyslog-gnutls exim4-daemon-light chromium zsh fish prometheus; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'ok installed' || missing+=("$pkg")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0

@@ -28,3 +28,9 @@ export async function processReadBytes(pid: number): Promise<number> {
   const io = await readFile(`/proc/${pid}/io`, 'utf8');
   return Number(/^rchar:\s+(\d+)$/m.exec(io)?.[1]);
 }
+
+/** The process's peak resident set (`VmHWM`), in MiB; `self` reads the calling process. */
+export async function processPeakRssMb(pid: number | 'self'): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(/^VmHWM:\s+(\d+) kB$/m.exec(status)?.[1]) / 1024;
+}

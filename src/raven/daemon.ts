@@ -305,7 +305,10 @@ export class Daemon {
       holder: parts === undefined ? config.leaderElection.identity : sh.identity,
       ...(epoch === undefined ? {} : { epoch }),
       ...(parts === undefined ? {} : { fences: parts.map((part) => `${sh.group}/${part}`) }),
-      onFenced: (error) => stopWork.abort(error),
+      onFenced: (error) => {
+        this.metrics.checkpointFenced.inc();
+        stopWork.abort(error);
+      },
     }).catch((err: unknown) => {
       signal.removeEventListener('abort', onAbort);
       throw err;

@@ -95,6 +95,11 @@ export class RavenMetrics {
     buckets: [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [this.registry],
   });
+  readonly checkpointFenced = new Counter({
+    name: 'raven_checkpoint_fenced_total',
+    help: 'Times a checkpoint write was refused because another replica holds the fence (this replica stopped its work).',
+    registers: [this.registry],
+  });
   readonly leader = new Gauge({
     name: 'raven_leader',
     help: '1 while this replica leads (always 1 without leader election).',

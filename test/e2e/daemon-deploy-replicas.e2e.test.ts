@@ -8,92 +8,17 @@
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { parse, parseAllDocuments, stringify } from 'yaml';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parse, stringify } from 'yaml';
 import { sharedCluster, freshNamespace, deleteNamespace } from '../harness/test-cluster.js';
-import { ensureDeployTools } from '../harness/deploy-tools.js';
+import { chart, documents, helm, kustomize, rendered, repo, scratch, template } from './helm-chart.js';
 import type { ControlPlane } from '../harness/control-plane.js';
 import { ok, runRaven } from './daemon-process.js';
 import { byKind, collectionPath, collections, relocate, type Manifest } from './deploy-manifests.js';
 import type { PolicyRule } from '../../deploy/rbac-from-config.js';
 
-const repo = resolve(import.meta.dirname, '..', '..');
 const deploy = join(repo, 'deploy');
-const chart = join(deploy, 'helm', 'raven');
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function exec(file: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<Run> {
-  const child = spawn(file, args, { cwd: repo, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-  return new Promise((done, fail) => {
-    child.on('error', fail);
-    child.on('close', (code) => done({ code, stdout, stderr }));
-  });
-}
-
-/** A scratch directory for the test: helm's own config and cache, values files. */
-async function scratch(t: TestContext): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'raven-helm-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-const log = (line: string): void => void process.stderr.write(`deploy-tools: ${line}\n`);
-
-async function helm(dir: string, args: string[]): Promise<Run> {
-  const { helm } = await ensureDeployTools(log);
-  return exec(helm, args, {
-    ...process.env,
-    HELM_CACHE_HOME: join(dir, 'cache'),
-    HELM_CONFIG_HOME: join(dir, 'config'),
-    HELM_DATA_HOME: join(dir, 'data'),
-  });
-}
-
-async function kustomize(path: string): Promise<Manifest[]> {
-  const { kustomize } = await ensureDeployTools(log);
-  const built = await exec(kustomize, ['build', path]);
-  assert.equal(built.code, 0, built.stderr);
-  return documents(built.stdout);
-}
-
-function documents(text: string): Manifest[] {
-  return parseAllDocuments(text)
-    .map((d) => {
-      assert.deepEqual(d.errors, [], 'the output parses');
-      return d.toJS() as Manifest | null;
-    })
-    .filter((m): m is Manifest => m !== null);
-}
-
-/** `helm template` of the chart with these values; the Run when it fails. */
-async function template(
-  dir: string,
-  values: object,
-  ns = 'raven',
-): Promise<{ run: Run; objects: Manifest[] }> {
-  const file = join(dir, `values-${Math.random().toString(36).slice(2)}.yaml`);
-  await writeFile(file, stringify(values));
-  const run = await helm(dir, ['template', 'raven', chart, '--namespace', ns, '-f', file]);
-  return { run, objects: run.code === 0 ? documents(run.stdout) : [] };
-}
-
-async function rendered(dir: string, values: object, ns?: string): Promise<Manifest[]> {
-  const { run, objects } = await template(dir, values, ns);
-  assert.equal(run.code, 0, run.stderr);
-  return objects;
-}
 
 /** Create (or update) by server-side apply, strict: an unknown or misspelt field fails. */
 async function apply(t: TestContext, plane: ControlPlane, objects: Manifest[]): Promise<void> {

@@ -492,6 +492,7 @@ export class Daemon {
         loadBalancerProvider: config.loadBalancerProvider,
         loadBalancerTimeoutMs: config.loadBalancerTimeoutSeconds * 1000,
         gcIntervalMs: config.gcIntervalSeconds * 1000,
+        resyncIntervalMs: config.resyncSeconds * 1000,
         workers: config.workers,
       },
     });
@@ -500,6 +501,7 @@ export class Daemon {
       config.name,
       () => translator.status.counts(),
       () => ({ free: translator.portPools.freeTotal(), ...translator.portPools.stats }),
+      () => translator.driftRepaired,
     );
     try {
       await translator.run(signal);

@@ -13,9 +13,9 @@
  * listing; then missing rules are created; then each object found wrong is handed to its
  * controller, whose reconcile (the translator's own code) puts the rest back. A repair is logged
  * once, counted per kind, and only counted when it changed something (a rule found already gone
- * or already there was someone else's repair). An object whose reconcile runs during the pass, or
- * that is pending or failing, is left to that reconcile (it compares the same things), except for
- * rule deletions, which are never postponed. What belongs to objects that are gone is handed to
+ * or already there was someone else's repair). An object whose reconcile runs during the pass,
+ * that is pending or failing, or that was never reconciled yet, is left to its reconcile (which
+ * compares the same things), except for rule deletions, which are never postponed. What belongs to objects that are gone is handed to
  * their reconciles too, as the garbage collector does.
  */
 import type { DeepReadonly } from '../cache/deep-freeze.js';
@@ -276,11 +276,12 @@ export async function resync(
       'drift repaired: OpenStack was changed outside Raven',
     );
   };
-  // Left to a reconcile that runs now, or to the retries of one pending or failing.
+  // Left to a reconcile that runs now, to the retries of one pending or failing, or to the first
+  // reconcile of an object not reconciled yet (just created).
   const leftAlone = (owner: OwnerRef): boolean =>
     owner.kind !== 'Cluster' &&
     (ctx.status.busySince(owner.kind, owner.key, mark) ||
-      (ctx.status.get(owner.kind, owner.key)?.state ?? 'managed') !== 'managed');
+      ctx.status.get(owner.kind, owner.key)?.state !== 'managed');
   const rules = ctx.os.neutron.securityGroupRules;
   const reconciled = new Set<string>();
   for (const repair of repairs) {

@@ -498,6 +498,7 @@ export class Daemon {
         loadBalancerProvider: config.loadBalancerProvider,
         loadBalancerTimeoutMs: config.loadBalancerTimeoutSeconds * 1000,
         gcIntervalMs: config.gcIntervalSeconds * 1000,
+        resyncIntervalMs: config.resyncSeconds * 1000,
         workers: config.workers,
       },
     });
@@ -506,6 +507,7 @@ export class Daemon {
       config.name,
       () => translator.status.counts(),
       () => ({ free: translator.portPools.freeTotal(), ...translator.portPools.stats }),
+      () => translator.driftRepaired,
     );
     try {
       await translator.run(signal);

@@ -182,22 +182,40 @@ export class RavenMetrics {
           for (const [state, n] of Object.entries(pools())) this.set({ translator, state }, n);
       },
     });
+    const translatorDrift = this.#translatorDrift;
+    // A counter (cumulative since the translator started), read from the translator when scraped.
+    new Counter({
+      name: 'raven_translator_drift_repaired_total',
+      help: 'Repairs of what was changed in OpenStack outside Raven (found by the resync pass), by kind: security-group-rule, security-group, port, network, subnet, router-interface, load-balancer, listener, pool, member, floating-ip.',
+      labelNames: ['translator', 'kind'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [translator, drift] of translatorDrift)
+          for (const [kind, n] of Object.entries(drift()))
+            if (n !== undefined) this.inc({ translator, kind }, n);
+      },
+    });
   }
 
   readonly #translatorCounts = new Map<string, () => Record<string, number>>();
   readonly #translatorPools = new Map<string, () => { free: number; taken: number; created: number }>();
+  readonly #translatorDrift = new Map<string, () => Readonly<Record<string, number | undefined>>>();
 
   /**
-   * Report a translator's managed / pending / failing objects as raven_translator_objects, and its
-   * port pools as raven_translator_pool_ports.
+   * Report a translator's managed / pending / failing objects as raven_translator_objects, its
+   * port pools as raven_translator_pool_ports, and the drift it repaired (since start, by kind) as
+   * raven_translator_drift_repaired_total.
    */
   watchTranslator(
     name: string,
     counts: () => Record<string, number>,
     pools?: () => { free: number; taken: number; created: number },
+    drift?: () => Readonly<Record<string, number | undefined>>,
   ): void {
     this.#translatorCounts.set(name, counts);
     if (pools !== undefined) this.#translatorPools.set(name, pools);
+    if (drift !== undefined) this.#translatorDrift.set(name, drift);
   }
 
   /** The OpenStack client's call observer for one translator. */

@@ -31,7 +31,8 @@ interface PodShape extends KubeObject {
   status?: { phase?: string };
 }
 
-function wantsPort(pod: DeepReadonly<PodShape> | undefined): pod is DeepReadonly<PodShape> {
+/** Whether a pod gets a port: not being deleted, not on the host's network, not finished. */
+export function wantsPort(pod: DeepReadonly<PodShape> | undefined): pod is DeepReadonly<PodShape> {
   if (pod === undefined || pod.metadata?.deletionTimestamp !== undefined) return false;
   if (pod.spec?.hostNetwork === true) return false;
   return pod.status?.phase !== 'Succeeded' && pod.status?.phase !== 'Failed';

@@ -31,7 +31,7 @@ function ownerOf(policy: DeepReadonly<KubeObject>): Owner {
 }
 
 /** The rules' view of the cluster: the caches, and the namespace subnets the translator knows. */
-function viewOf(ctx: TranslatorContext): PolicyView {
+export function viewOf(ctx: TranslatorContext): PolicyView {
   return {
     namespaces: () => ctx.namespaces.list(),
     podsIn: (namespace) => ctx.pods.byIndex('namespace', namespace),
@@ -114,28 +114,39 @@ export async function podGroups(
   pod: DeepReadonly<KubeObject>,
   namespaceGroupId: string,
 ): Promise<string[] | undefined> {
-  const namespace = pod.metadata?.namespace ?? '';
-  const selecting = ctx.networkPolicies
-    .byIndex('namespace', namespace)
+  const plan = podGroupPlan(ctx, pod);
+  const groups: string[] = [];
+  for (const policy of plan.policies) {
+    const id = await policyGroupId(ctx, policy);
+    if (id === undefined) return undefined;
+    groups.push(id);
+  }
+  if (plan.namespaceGroup) groups.push(namespaceGroupId);
+  if (plan.egressGroup) groups.push(ctx.infra.egressGroupId);
+  return groups;
+}
+
+/**
+ * Which groups a pod's port carries, by what they are for (the ids are looked up by the caller):
+ * the policies selecting it, and whether its namespace's group and the egress group stay.
+ */
+export function podGroupPlan(
+  ctx: Pick<TranslatorContext, 'networkPolicies'>,
+  pod: DeepReadonly<KubeObject>,
+): { policies: DeepReadonly<PolicyShape>[]; namespaceGroup: boolean; egressGroup: boolean } {
+  const policies = ctx.networkPolicies
+    .byIndex('namespace', pod.metadata?.namespace ?? '')
     .map((p) => asShape<PolicyShape>(p))
     .filter(
       (p): p is DeepReadonly<PolicyShape> => p !== undefined && p.metadata?.deletionTimestamp === undefined,
     )
     .filter((p) => selectsPod(p, pod));
-  const groups: string[] = [];
-  let ingress = false;
-  let egress = false;
-  for (const policy of selecting) {
-    const id = await policyGroupId(ctx, policy);
-    if (id === undefined) return undefined;
-    groups.push(id);
-    const directions = isolates(policy);
-    ingress ||= directions.ingress;
-    egress ||= directions.egress;
-  }
-  if (!ingress) groups.push(namespaceGroupId);
-  if (!egress) groups.push(ctx.infra.egressGroupId);
-  return groups;
+  const isolated = policies.map(isolates);
+  return {
+    policies,
+    namespaceGroup: !isolated.some((d) => d.ingress),
+    egressGroup: !isolated.some((d) => d.egress),
+  };
 }
 
 async function policyGroupId(

@@ -76,12 +76,25 @@ export async function syncRules(
   }
   for (const [key, spec] of wanted) {
     if (seen.has(key)) continue;
-    try {
-      await rules.create({ ...spec, security_group_id: groupId });
-      created++;
-    } catch (error) {
-      if (!isConflict(error) || openStackFaultType(error) !== 'SecurityGroupRuleExists') throw error;
-    }
+    if (await createRule(rules, groupId, spec)) created++;
   }
   return { created, deleted };
+}
+
+/**
+ * Create one rule in `groupId`: true when created, false when it exists already
+ * (`SecurityGroupRuleExists`: another pass got there first), which counts as done.
+ */
+export async function createRule(
+  rules: Pick<RuleCollection, 'create'>,
+  groupId: string,
+  spec: RuleSpec,
+): Promise<boolean> {
+  try {
+    await rules.create({ ...spec, security_group_id: groupId });
+    return true;
+  } catch (error) {
+    if (!isConflict(error) || openStackFaultType(error) !== 'SecurityGroupRuleExists') throw error;
+    return false;
+  }
 }

@@ -35,13 +35,13 @@ import { podPortAddress } from './port-annotation.js';
 
 const KIND = 'Service';
 
-interface ServicePort {
+export interface ServicePort {
   name?: string;
   port: number;
   protocol?: string;
 }
 
-interface ServiceShape extends KubeObject {
+export interface ServiceShape extends KubeObject {
   spec?: {
     type?: string;
     clusterIP?: string;
@@ -62,13 +62,16 @@ interface SliceShape extends KubeObject {
   }[];
 }
 
-function wantsLoadBalancer(svc: DeepReadonly<ServiceShape> | undefined): svc is DeepReadonly<ServiceShape> {
+export function wantsLoadBalancer(
+  svc: DeepReadonly<ServiceShape> | undefined,
+): svc is DeepReadonly<ServiceShape> {
   if (svc === undefined || svc.metadata?.deletionTimestamp !== undefined) return false;
   const ip = svc.spec?.clusterIP;
   return svc.spec?.type !== 'ExternalName' && ip !== undefined && ip !== '' && ip !== 'None';
 }
 
-function listenerKey(p: DeepReadonly<ServicePort>): string {
+/** The suffix of a Service port's listener and pool: `tcp-80`. */
+export function listenerKey(p: DeepReadonly<ServicePort>): string {
   return `${(p.protocol ?? 'TCP').toLowerCase()}-${p.port}`;
 }
 
@@ -147,7 +150,7 @@ export async function reconcileService(
 }
 
 /** The Service's clusterIPs, the primary first (`spec.clusterIPs`, else `spec.clusterIP`). */
-function clusterIPsOf(svc: DeepReadonly<ServiceShape>): string[] {
+export function clusterIPsOf(svc: DeepReadonly<ServiceShape>): string[] {
   const ips = svc.spec?.clusterIPs ?? [svc.spec?.clusterIP ?? ''];
   return ips.filter((ip) => ip !== '' && ip !== 'None');
 }
@@ -224,7 +227,10 @@ async function syncLoadBalancer(
   await changes.settle();
 }
 
-function protocolsOf(port: DeepReadonly<ServicePort>): { listener: ListenerProtocol; pool: PoolProtocol } {
+export function protocolsOf(port: DeepReadonly<ServicePort>): {
+  listener: ListenerProtocol;
+  pool: PoolProtocol;
+} {
   const listener = (port.protocol ?? 'TCP') as ListenerProtocol;
   return { listener, pool: listener === 'UDP' || listener === 'SCTP' ? listener : 'TCP' };
 }
@@ -264,17 +270,36 @@ async function syncListeners(
   };
   const suffixOf = (r: { description?: string | undefined }): string =>
     r.description?.split(':').at(-1) ?? '';
+  // A listener is this Service port's only while it listens where its description says (a
+  // listener's port cannot be changed in place: one re-made on another port is replaced).
+  const current = listeners.filter((l) => {
+    const port = wanted.get(suffixOf(l));
+    return port !== undefined && listenerKey({ protocol: l.protocol, port: l.protocol_port }) === suffixOf(l);
+  });
+  const removed = new Set<string>();
   for (const listener of listeners) {
-    if (wanted.has(suffixOf(listener))) continue;
+    if (current.includes(listener)) continue;
     // Octavia cannot filter pools by listener; a listener names its pool.
     const poolId = listener.default_pool_id;
-    if (poolId !== undefined && poolId !== null) await changes.change(() => octavia.pools.delete(poolId));
+    if (poolId !== undefined && poolId !== null) {
+      await changes.change(() => octavia.pools.delete(poolId));
+      removed.add(poolId);
+    }
     await changes.change(() => octavia.listeners.delete(listener.id));
+  }
+  // A pool is a listener's only while that listener points at it: one of no Service port, or left
+  // behind by a listener removed (by hand or above), is removed too and made again.
+  for (const pool of pools) {
+    if (removed.has(pool.id)) continue;
+    const listener = current.find((l) => suffixOf(l) === suffixOf(pool));
+    if (listener !== undefined && listener.default_pool_id === pool.id) continue;
+    await changes.change(() => octavia.pools.delete(pool.id));
+    removed.add(pool.id);
   }
   for (const [suffix, port] of wanted) {
     const protocols = protocolsOf(port);
     const members = desiredMembers(ctx, svc, port, family);
-    let listener = listeners.find((l) => suffixOf(l) === suffix);
+    let listener = current.find((l) => suffixOf(l) === suffix);
     if (listener === undefined) {
       const identity = identityOf(c, 'listener', owner, suffix);
       listener = await changes.change(() =>
@@ -286,7 +311,7 @@ async function syncListeners(
         }),
       );
     }
-    const pool = pools.find((p) => suffixOf(p) === suffix);
+    const pool = pools.find((p) => suffixOf(p) === suffix && !removed.has(p.id));
     if (pool === undefined) {
       const identity = identityOf(c, 'pool', owner, suffix);
       const listenerId = listener.id;
@@ -337,7 +362,8 @@ async function ensureVipPort(
   }
 }
 
-function desiredMembers(
+/** A pool's members for one Service port and IP family, from the EndpointSlices and the pods' ports. */
+export function desiredMembers(
   ctx: TranslatorContext,
   svc: DeepReadonly<ServiceShape>,
   port: DeepReadonly<ServicePort>,

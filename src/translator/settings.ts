@@ -45,6 +45,8 @@ export interface TranslatorSettings {
   loadBalancerTimeoutMs: number;
   /** Garbage collection period. Default 300 s. */
   gcIntervalMs: number;
+  /** Drift check period (desired against actual for every kind, `resync.ts`); 0: off. Default 60 s. */
+  resyncIntervalMs: number;
   /** Concurrent reconciles per kind. Default 4. */
   workers: number;
 }
@@ -54,6 +56,7 @@ export const defaultSettings = {
   podPrefixLengthIPv6: 64,
   loadBalancerTimeoutMs: 300_000,
   gcIntervalMs: 300_000,
+  resyncIntervalMs: 60_000,
   workers: 4,
   existing: {},
 } satisfies Partial<TranslatorSettings>;

@@ -2,7 +2,9 @@
  * The OpenStack translator: Namespaces, Pods, Services, EndpointSlices and NetworkPolicies into
  * Neutron and Octavia, level-triggered. Each kind has a controller that computes the desired OpenStack state of one
  * object from the informers' caches and converges the actual state to it; a garbage collector finds
- * what belongs to objects that are gone. It is meant to run as the one active translator of a
+ * what belongs to objects that are gone; a resync pass every `resyncIntervalMs` compares what
+ * OpenStack holds with what the cluster implies and repairs what was changed behind the
+ * translator's back, with no event needed (`resync.ts`). It is meant to run as the one active translator of a
  * cluster (the daemon runs it under leader election).
  *
  * Ordering: a pod waits for its namespace's network; a namespace's network is removed after its
@@ -24,7 +26,8 @@ import { systemClock, sleep, type Clock } from '../util/clock.js';
 import { Backoff, type BackoffOptions } from '../util/backoff.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import type { TranslatorContext, PatchObject } from './context.js';
-import { collectGarbage } from './garbage-collector.js';
+import type { DriftKind } from './drift.js';
+import { collectGarbage, type Enqueue } from './garbage-collector.js';
 import { ensureInfrastructure, type Infrastructure } from './infrastructure.js';
 import { reconcileNamespace } from './namespace-translator.js';
 import { reconcilePod } from './pod-translator.js';
@@ -32,6 +35,7 @@ import { PortBatcher } from './port-batcher.js';
 import { PortPools } from './port-pool.js';
 import { concernsPod, selectsPod, type PolicyShape } from './policy-rules.js';
 import { reconcilePolicy } from './policy-translator.js';
+import { resync, ResyncMemory } from './resync.js';
 import { reconcileService } from './service-translator.js';
 import type { TranslatorSettings } from './settings.js';
 import { TranslationStatus } from './translation-status.js';
@@ -75,6 +79,8 @@ export class Translator {
   readonly status: TranslationStatus;
   /** The namespaces' pools of pre-created ports (and how many ports they gave out). */
   readonly portPools: PortPools;
+  /** Drift repaired since start, by kind (`raven_translator_drift_repaired_total`). */
+  readonly driftRepaired: Partial<Record<DriftKind, number>> = {};
   readonly #o: TranslatorOptions;
   readonly #clock: Clock;
   readonly #log: Logger;
@@ -146,6 +152,7 @@ export class Translator {
         reconcile: (key: string, ctx: TranslatorContext) => Promise<HandlerResult | undefined>,
       ) =>
       async (key: ObjectKey): Promise<HandlerResult | undefined> => {
+        this.status.started(kind, key);
         try {
           return await reconcile(key, ctx);
         } catch (error) {
@@ -157,6 +164,8 @@ export class Translator {
             'translation failed; will retry',
           );
           return failed(error);
+        } finally {
+          this.status.finished(kind, key);
         }
       };
     const common = { clock: this.#clock, logger: this.#log, workers: this.#o.settings.workers };
@@ -244,18 +253,15 @@ export class Translator {
     this.#controllers = [namespaceController, podController, serviceController, policyController];
     informers.start(signal);
     const runs = this.#controllers.map((c) => c.run(signal));
-    const gc = this.#gcLoop(
-      ctx,
-      informers,
-      {
-        namespaces: namespaceController,
-        pods: podController,
-        services: serviceController,
-        policies: policyController,
-      },
-      signal,
-    );
-    await Promise.all([...runs, gc]);
+    const enqueue = this.#enqueuer({
+      namespaces: namespaceController,
+      pods: podController,
+      services: serviceController,
+      policies: policyController,
+    });
+    const gc = this.#gcLoop(ctx, informers, enqueue, signal);
+    const resync = this.#resyncLoop(ctx, informers, enqueue, signal);
+    await Promise.all([...runs, gc, resync]);
     await informers.stopped();
   }
 
@@ -285,32 +291,37 @@ export class Translator {
     return undefined;
   }
 
+  /** Hands a key to the controller of its kind. */
+  #enqueuer(controllers: {
+    namespaces: Controller<KubeObject>;
+    pods: Controller<KubeObject>;
+    services: Controller<KubeObject>;
+    policies: Controller<KubeObject>;
+  }): Enqueue {
+    return (kind, key) => {
+      const target =
+        kind === 'Namespace'
+          ? controllers.namespaces
+          : kind === 'Pod'
+            ? controllers.pods
+            : kind === 'NetworkPolicy'
+              ? controllers.policies
+              : controllers.services;
+      target.enqueue(key as ObjectKey);
+    };
+  }
+
   async #gcLoop(
     ctx: TranslatorContext,
     informers: SharedInformers,
-    controllers: {
-      namespaces: Controller<KubeObject>;
-      pods: Controller<KubeObject>;
-      services: Controller<KubeObject>;
-      policies: Controller<KubeObject>;
-    },
+    enqueue: Enqueue,
     signal: AbortSignal,
   ): Promise<void> {
     try {
       await informers.waitForSync(signal);
       for (;;) {
         try {
-          await collectGarbage(ctx, (kind, key) => {
-            const target =
-              kind === 'Namespace'
-                ? controllers.namespaces
-                : kind === 'Pod'
-                  ? controllers.pods
-                  : kind === 'NetworkPolicy'
-                    ? controllers.policies
-                    : controllers.services;
-            target.enqueue(key as ObjectKey);
-          });
+          await collectGarbage(ctx, enqueue);
         } catch (error) {
           this.#log.warn(
             { err: error instanceof Error ? error.message : String(error) },
@@ -318,6 +329,50 @@ export class Translator {
           );
         }
         await sleep(this.#clock, this.#o.settings.gcIntervalMs, signal);
+      }
+    } catch {
+      // Aborted: stopping.
+    }
+  }
+
+  /**
+   * Every `resyncIntervalMs` (not at start: the caches' first sync reconciles every object), what
+   * OpenStack holds is compared with what the cluster implies and drift is repaired (`resync.ts`).
+   */
+  async #resyncLoop(
+    ctx: TranslatorContext,
+    informers: SharedInformers,
+    enqueue: Enqueue,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const period = this.#o.settings.resyncIntervalMs;
+    if (period <= 0) return;
+    const memory = new ResyncMemory();
+    const deps = {
+      enqueue,
+      clock: this.#clock,
+      repaired: (kind: DriftKind) => {
+        this.driftRepaired[kind] = (this.driftRepaired[kind] ?? 0) + 1;
+      },
+      repairInfrastructure: async () => {
+        // The same find-or-create as at start: what is there is kept, what is missing is made.
+        const infra = await ensureInfrastructure(this.#o.openstack, this.#o.settings, ctx.infra.projectId);
+        Object.assign(ctx.infra, infra);
+      },
+    };
+    try {
+      await informers.waitForSync(signal);
+      for (;;) {
+        await sleep(this.#clock, period, signal);
+        try {
+          const pass = await resync(ctx, memory, deps);
+          this.#log.debug({ ...pass }, 'resync pass done');
+        } catch (error) {
+          this.#log.warn(
+            { err: error instanceof Error ? error.message : String(error) },
+            'resync pass failed; will try again next period',
+          );
+        }
       }
     } catch {
       // Aborted: stopping.

@@ -78,6 +78,8 @@ export function config(options: {
   podCidr?: string;
   /** A `portPool:` setting, e.g. `{ size: 3, refillBelow: 2 }`. */
   portPool?: string;
+  /** The drift check's period; absent: the default. */
+  resyncSeconds?: number;
 }): string {
   return `logLevel: debug
 server: { port: 0 }
@@ -92,7 +94,7 @@ translators:
     serviceCidr: "${options.serviceCidr ?? SERVICE_CIDR}"
     podCidr: "${options.podCidr ?? '10.244.0.0/16'}"
 ${options.external === undefined ? '' : `    externalNetworkId: ${options.external}\n`}${options.portPool === undefined ? '' : `    portPool: ${options.portPool}\n`}    gcIntervalSeconds: ${options.gcSeconds ?? 5}
-    loadBalancerTimeoutSeconds: 120
+${options.resyncSeconds === undefined ? '' : `    resyncSeconds: ${options.resyncSeconds}\n`}    loadBalancerTimeoutSeconds: 120
 `;
 }
 

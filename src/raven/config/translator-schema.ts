@@ -59,6 +59,14 @@ export const translatorSchema = strictObject({
   loadBalancerProvider: text('an Octavia provider such as amphora').optional(),
   loadBalancerTimeoutSeconds: expecting(z.number().min(1), 'a number of seconds').default(300),
   gcIntervalSeconds: expecting(z.number().min(1), 'a number of seconds').default(300),
+  /**
+   * How often what OpenStack holds is compared with what the cluster implies, and drift repaired;
+   * 0 turns it off. The longest a rule added behind Raven's back stays open is about this plus a pass.
+   */
+  resyncSeconds: expecting(
+    z.number().refine((v) => v === 0 || v >= 1, { error: 'expected 0 (off) or at least 1 second' }),
+    '0 (off) or a number of seconds of at least 1',
+  ).default(60),
   workers: expecting(z.int().min(1).max(64), 'an integer from 1 to 64').default(4),
 }).superRefine((t, ctx) => {
   // A Service's members are its pods' addresses of the Service's family: pods need each family.

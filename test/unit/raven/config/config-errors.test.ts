@@ -14,7 +14,23 @@ interface Case {
   message: RegExp;
 }
 
+/** A translator's entry, with `extra` settings. */
+const translator = (extra: string) =>
+  `translators: [{ name: os, type: openstack, clusterId: c1, openstack: { auth: { type: noauth, projectId: p }, endpoints: { network: "http://127.0.0.1:9696", loadBalancer: "http://127.0.0.1:9876" } }, serviceCidr: 10.96.0.0/16, podCidr: 10.244.0.0/16${extra} }]\n`;
+
 const cases: Case[] = [
+  {
+    name: "a translator's resync period is 0 (off) or at least a second",
+    source: translator(', resyncSeconds: 0.5'),
+    path: 'translators[0].resyncSeconds',
+    message: /expected 0 \(off\) or at least 1 second/,
+  },
+  {
+    name: "a translator's resync period is a number",
+    source: translator(', resyncSeconds: soon'),
+    path: 'translators[0].resyncSeconds',
+    message: /expected 0 \(off\) or a number of seconds of at least 1, got "soon"/,
+  },
   {
     name: "the web view's path may not take the server's own paths",
     source: `server: { ui: { enabled: true, path: /metrics } }\n${WATCHERS}${SINKS}`,
@@ -452,4 +468,12 @@ test('each error carries the line and column of its field', () => {
     assert.ok(error instanceof ConfigError);
     assert.match(error.message, /\(line 5, column 5\)$/);
   }
+});
+
+test("a translator's resync period defaults to 60 seconds, and 0 turns it off", () => {
+  const resync = (extra: string) =>
+    parseRavenConfig(translator(extra), { env: {}, baseDir: '/' }).translators[0]?.resyncSeconds;
+  assert.equal(resync(''), 60);
+  assert.equal(resync(', resyncSeconds: 0'), 0);
+  assert.equal(resync(', resyncSeconds: 300'), 300);
 });

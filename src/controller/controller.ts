@@ -20,6 +20,7 @@ import type { RateLimiter } from '../queue/rate-limiter.js';
 import type { QueueMetrics } from '../queue/queue-metrics.js';
 import { runWorkers, type WorkerRunner } from '../queue/worker-runner.js';
 import { systemClock, type Clock } from '../util/clock.js';
+import { RavenError } from '../errors/raven-error.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 
 export interface ReconcileContext {
@@ -136,10 +137,27 @@ export class Controller<T extends KubeObject> {
   /**
    * Register the triggers, wait for the caches to sync, then reconcile until `signal` aborts; on
    * abort, stop taking keys and wait (up to the shutdown deadline) for reconciles in flight.
+   * Rejects with `ERR_NOT_STARTED` when an informer it reads was never started (start them first:
+   * `informers.start(signal)`).
    */
   async run(signal: AbortSignal): Promise<void> {
     const registrations = this.#register();
     this.#running = true;
+    // A cache that nobody started never syncs, and nothing else would keep the process alive:
+    // waiting for it would end the program without a word. Informers started in the same turn
+    // as `run` (`const running = controller.run(signal); informers.start(signal);`) are fine.
+    await Promise.resolve();
+    const idle = this.#informers().filter((i) => !i.hasSynced && 'running' in i && i.running === false);
+    if (idle.length > 0 && !signal.aborted) {
+      for (const r of registrations) r.remove();
+      this.#running = false;
+      this.#queue.shutDown();
+      const names = idle.map((i) => ('name' in i && typeof i.name === 'string' ? i.name : 'an informer'));
+      throw new RavenError(
+        'ERR_NOT_STARTED',
+        `controller ${this.#o.name}: the informer${idle.length === 1 ? '' : 's'} ${names.join(', ')} ${idle.length === 1 ? 'was' : 'were'} never started, so ${idle.length === 1 ? 'its cache' : 'their caches'} would never sync; call informers.start(signal) (or informer.run(signal)) before controller.run(signal)`,
+      );
+    }
     try {
       // Wait until each handler has enqueued its cache's initial objects, not just until the caches
       // are filled: workers then start from a complete queue.

@@ -9,6 +9,7 @@ import type { ResourceRef } from '../client/resource-path.js';
 import { RavenError } from '../errors/raven-error.js';
 import type { Clock } from '../util/clock.js';
 import { silentLogger, type Logger } from '../util/logger.js';
+import { raceSignal } from '../util/signals.js';
 import { parseFieldSelector } from '../watch/scope/field-selector.js';
 import { parseLabelSelector } from '../watch/scope/parse-label-selector.js';
 import type { NamespaceScopeSpec } from '../watch/scope/namespace-scope.js';
@@ -126,9 +127,11 @@ export class SharedInformers {
     for (const entry of this.#entries.values()) if (entry.run === undefined) this.#run(entry, signal);
   }
 
-  /** Resolve once every informer asked for so far has synced. */
+  /** Resolve once every informer asked for so far has synced; reject when `signal` aborts first. */
   async waitForSync(signal?: AbortSignal): Promise<void> {
-    await Promise.all([...this.#entries.values()].map((e) => e.informer.waitForSync(signal)));
+    // One abort listener for all of them, not one per informer: the events watcher's cache of
+    // involved objects alone has more informers than Node's listener warning threshold (10).
+    await raceSignal(Promise.all([...this.#entries.values()].map((e) => e.informer.waitForSync())), signal);
   }
 
   get informers(): Informer<KubeObject>[] {

@@ -14,10 +14,12 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { link, mkdir, readFile, stat, unlink, writeFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { RavenError } from '../errors/raven-error.js';
 import { useRedactionKey } from './redact.js';
+import { stateDir } from './state-dir.js';
+
+export { stateDir };
 
 export const REDACTION_KEY_ENV = 'RAVEN_REDACTION_KEY';
 export const REDACTION_KEY_FILE = 'redaction.key';
@@ -38,14 +40,6 @@ export interface LoadedRedactionKey {
   source: string;
   /** Set when the key is usable but not as intended (made for this run, or a file others can read). */
   warning?: string;
-}
-
-/** The directory Raven keeps per-user state in: `$XDG_STATE_HOME/raven` or `~/.local/state/raven`. */
-export function stateDir(env: RedactionKeyOptions['env'] = process.env, homeDir = homedir()): string {
-  const xdg = env.XDG_STATE_HOME;
-  return xdg !== undefined && xdg.startsWith('/')
-    ? join(xdg, 'raven')
-    : join(homeDir, '.local', 'state', 'raven');
 }
 
 function keyError(message: string, cause?: unknown): RavenError {

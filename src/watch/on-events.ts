@@ -1,23 +1,35 @@
 /**
- * The callback style, for those who prefer it to `for await`: one handler per event type. A handler
- * that throws or rejects does not stop the stream; the error goes to `onHandlerError` (default: the
- * logger) and the next event is delivered.
+ * The callback style, for those who prefer it to `for await`: one handler per event type, called
+ * with the event's fields rather than the event (`added(object)`, `modified(object, previous)`,
+ * `deleted(object, tombstone)`, ...), as client-go's handler functions are: the handler for a type
+ * needs no `event.type` check, and its arguments are typed for that type. A handler that throws or
+ * rejects does not stop the stream; the error goes to `onHandlerError`, else to `logger`, else
+ * to stderr (never nowhere: a mistake in the handler is the caller's bug, and must be seen), and
+ * the next event is delivered.
  */
 import type { Logger } from '../util/logger.js';
-import { silentLogger } from '../util/logger.js';
+import { stderrLogger } from '../util/logger.js';
 import type { KubeObject, WatcherEvent, WatcherStatus } from './watcher-events.js';
 
+/** One handler per event type; each gets the event's fields, not the event. */
 export interface WatchHandlers<T extends KubeObject = KubeObject> {
+  /** A list (or relist) begins. */
   listing?: (relist: boolean) => void | Promise<void>;
+  /** An object of the initial list (before the first `synced`). */
   initial?: (object: T) => void | Promise<void>;
   synced?: (resourceVersion: string, relist: boolean) => void | Promise<void>;
+  /** The object as created. */
   added?: (object: T) => void | Promise<void>;
+  /** The new state, and the last state delivered before it (undefined if none was). */
   modified?: (object: T, previous: T | undefined) => void | Promise<void>;
+  /** The final state; `tombstone`: inferred by a relist, so `object` is the last state known. */
   deleted?: (object: T, tombstone: boolean) => void | Promise<void>;
   bookmark?: (resourceVersion: string) => void | Promise<void>;
+  /** The watcher failed and is retrying; `status` says how (phase, attempts). */
   error?: (error: Error, status: WatcherStatus) => void | Promise<void>;
-  /** Called when a handler throws; the stream goes on. */
+  /** Called when a handler throws or rejects; the stream goes on. Default: `logger.error`. */
   onHandlerError?: (error: unknown, event: WatcherEvent<T>) => void;
+  /** Where a failed handler is reported when there is no `onHandlerError`; default: stderr. */
   logger?: Logger;
 }
 
@@ -35,14 +47,11 @@ export async function onEvents<T extends KubeObject>(
   source: AsyncIterable<WatcherEvent<T>>,
   handlers: WatchHandlers<T>,
 ): Promise<void> {
-  const logger = handlers.logger ?? silentLogger;
+  const logger = handlers.logger ?? stderrLogger;
   const report =
     handlers.onHandlerError ??
     ((error: unknown, event: WatcherEvent<T>) => {
-      logger.error(
-        { err: error instanceof Error ? error.message : String(error), event: event.type },
-        'watch handler failed',
-      );
+      logger.error({ err: error, event: event.type }, `the ${event.type} handler failed; the watch goes on`);
     });
   for await (const event of source) {
     try {

@@ -1,15 +1,21 @@
 /**
  * Every example config as a user runs it: `raven check -c` exits 0 with nothing set (as the
  * README shows it), and `raven run -c` starts against the real control plane, becomes ready (every
- * watcher listed, handler modules loaded) and stops with status 0. The examples are copied to a
- * temporary directory so their relative paths (checkpoints, audit files) are written there; a
- * local HTTP receiver stands in for every chat, webhook and broker URL through the environment
+ * watcher listed, handler modules loaded) and stops with status 0, with nothing on stderr but its
+ * own log lines (no Node warning such as MaxListenersExceededWarning). Each runs from its place in
+ * examples/configs/, as a user runs it from a checkout, with XDG_STATE_HOME pointing at a
+ * temporary directory: its checkpoint, output files and redaction key land in its own state
+ * directory there, and examples/ is left exactly as it was (`git status --porcelain --ignored`).
+ * A local HTTP receiver stands in for every chat, webhook and broker URL through the environment
  * variables the examples read, and real PostgreSQL, NATS and Redis servers (started from Debian's
  * packages) for the streaming sinks' URLs; the cluster's kubeconfig and context replace theirs.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cp, readdir, readFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { join, resolve } from 'node:path';
 import { HttpReceiver } from '../harness/http-receiver.js';
 import { NatsServer } from '../harness/nats-server.js';
@@ -18,7 +24,21 @@ import { RedisServer } from '../harness/redis-server.js';
 import { sharedCluster } from '../harness/test-cluster.js';
 import { runRaven, startRaven, tempDir, waitReady } from './daemon-process.js';
 
-const examples = resolve(import.meta.dirname, '..', '..', 'examples');
+const root = resolve(import.meta.dirname, '..', '..');
+const examples = join(root, 'examples');
+const run = promisify(execFile);
+
+/** What git sees in examples/: changed, untracked and ignored files alike. */
+async function examplesStatus(): Promise<string> {
+  const { stdout } = await run(
+    'git',
+    ['status', '--porcelain', '--ignored', '--untracked-files=all', '--', 'examples'],
+    {
+      cwd: root,
+    },
+  );
+  return stdout;
+}
 const configs = (await readdir(join(examples, 'configs'))).filter((name) => name.endsWith('.yaml'));
 
 test('there are example configs to run', () => {
@@ -38,7 +58,7 @@ for (const name of configs) {
     const receiver = await HttpReceiver.start();
     t.after(() => receiver.close());
     const dir = await tempDir(t);
-    await cp(examples, dir, { recursive: true });
+    const before = await examplesStatus();
     const text = await readFile(join(examples, 'configs', name), 'utf8');
     const servers: Record<string, string> = {};
     if (text.includes('${PG_URL')) {
@@ -60,7 +80,7 @@ for (const name of configs) {
       [
         'run',
         '-c',
-        join(dir, 'configs', name),
+        join(examples, 'configs', name),
         '--kubeconfig',
         plane.kubeconfig,
         '--context',
@@ -79,6 +99,7 @@ for (const name of configs) {
           TEAMS_WEBHOOK_URL: receiver.url('/teams'),
           BROKER_URL: receiver.url('/broker'),
           RAVEN_CHECKPOINT: join(dir, 'raven-state.db'),
+          XDG_STATE_HOME: dir,
           // A standby behind a lease left by another run is ready too; its own name keeps it apart.
           POD_NAME: `examples-${process.pid}`,
           ...servers,
@@ -91,5 +112,16 @@ for (const name of configs) {
     const exit = await raven.exited;
     assert.equal(exit.code, 0, raven.stderr());
     assert.ok(!raven.logs.some((l) => l.level >= 50), `no error logged:\n${raven.stderr()}`);
+    const notLogs = raven
+      .stderr()
+      .split('\n')
+      .filter((line) => line !== '' && !line.startsWith('{'));
+    assert.deepEqual(notLogs, [], `stderr holds only log lines (no Node warning):\n${raven.stderr()}`);
+    assert.equal(await examplesStatus(), before, 'running the example changed nothing in examples/');
+    if (text.includes("'${RAVEN_STATE_DIR}/raven-state.db'")) {
+      const state = join(dir, 'raven', name.replace(/\.yaml$/, ''));
+      assert.ok(existsSync(join(state, 'raven-state.db')), `the checkpoint is in ${state}`);
+      assert.ok(existsSync(join(state, 'redaction.key')), `the redaction key is beside it in ${state}`);
+    }
   });
 }

@@ -30,7 +30,9 @@ async function docBlocks(): Promise<Block[]> {
   const blocks: Block[] = [];
   for (const doc of docs) {
     const text = await readFile(join(root, doc), 'utf8');
-    for (const match of text.matchAll(/^```(ts|typescript|js|javascript|mjs)\n([\s\S]*?)^```/gm)) {
+    for (const match of text.matchAll(
+      /^```(ts|typescript|js|javascript|mjs)(?: program)?\n([\s\S]*?)^```/gm,
+    )) {
       const line = text.slice(0, match.index).split('\n').length;
       blocks.push({ where: `${doc}:${line}`, code: match[2] ?? '' });
     }

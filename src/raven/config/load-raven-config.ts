@@ -21,6 +21,7 @@ import { coerceSubstituted, substituteEnvironment, type Environment } from './en
 import { finalizeConfig } from './finalize-config.js';
 import { expectationMap, issueProblems, type Problem } from './issue-message.js';
 import { ravenConfigSchema, type RavenConfig } from './raven-config-schema.js';
+import { configStateDir, STATE_DIR_ENV } from '../state-dir.js';
 
 export interface LoadRavenConfigOptions {
   /** Variables for `${VAR}`; default `process.env`. */
@@ -84,7 +85,12 @@ export function parseRavenConfig(source: string, options: ParseRavenConfigOption
       cause: syntax,
     });
   }
-  const substitution = substituteEnvironment(doc, env);
+  const homeDir = options.homeDir ?? env.HOME ?? homedir();
+  // `${RAVEN_STATE_DIR}`: the config's own state directory unless the environment chooses one.
+  const substitution = substituteEnvironment(doc, {
+    ...env,
+    [STATE_DIR_ENV]: configStateDir(file, env, homeDir),
+  });
   const raw: unknown = doc.toJS({ maxAliasCount: 1000 }) ?? {};
   const problems: Problem[] = [];
   const variablesAt = (path: ConfigPath): string[] =>
@@ -115,7 +121,7 @@ export function parseRavenConfig(source: string, options: ParseRavenConfigOption
   }
   const config = finalizeConfig(result.data, {
     baseDir: options.baseDir ?? process.cwd(),
-    homeDir: options.homeDir ?? env.HOME ?? homedir(),
+    homeDir,
     identity: options.defaultIdentity ?? `${hostname()}-${process.pid}`,
   });
   if (options.onWarning !== undefined) {
@@ -124,7 +130,7 @@ export function parseRavenConfig(source: string, options: ParseRavenConfigOption
       warnings.push({
         path: ['checkpoint'],
         message:
-          'not set, so checkpoints are kept in memory: changes made while raven is stopped are not reported after a restart; set checkpoint: { path: ./raven-state.db } to keep them',
+          "not set, so checkpoints are kept in memory: changes made while raven is stopped are not reported after a restart; set checkpoint: { path: '${RAVEN_STATE_DIR}/raven-state.db' } to keep them",
       });
     }
     for (const warning of sortByPosition(warnings, doc))

@@ -9,7 +9,9 @@
  * Quiet by default (`chat-batch.ts`): changes that arrive within `batch.windowSeconds` go out as
  * one post (each change acknowledged with it), posts are spaced by `throttle.perSinkSeconds`, a
  * Retry-After pauses the whole sink, status-only changes are grouped into one digest line per
- * object, and a message identical to the object's previous one is counted instead of posted.
+ * object, and a message identical to the object's previous one, about the same change (same
+ * type and diff), is counted instead of posted: a distinct change is always posted, even where a
+ * template renders it as the same text.
  */
 import type { Dispatcher } from 'undici';
 import { ConfigError } from '../../errors/raven-error.js';
@@ -42,7 +44,7 @@ export interface ChatSinkOptions extends ChatMessageOptions {
   quiet?: Partial<ChatBatchOptions>;
   /** `group` (default): status-only changes become one digest line per object; `post`: each its own message. */
   statusOnly?: 'group' | 'post';
-  /** Count a message identical to the object's previous one instead of posting it; default true. */
+  /** Count a message identical to the object's previous one (same text, same change) instead of posting it; default true. */
   dedupe?: boolean;
 }
 
@@ -134,8 +136,13 @@ export class ChatSink implements Sink {
     }
     const body = chatMessage(this.platform, event, this.#options);
     if (this.#options.dedupe !== false) {
-      // The message without its time: the same change told twice reads the same.
-      const fingerprint = JSON.stringify(chatMessage(this.platform, { ...event, time: '' }, this.#options));
+      // The message without its time, and the change itself: a template can render two different
+      // changes (a scale, then an image change) as the same text, and each must still be posted.
+      const fingerprint = JSON.stringify([
+        chatMessage(this.platform, { ...event, time: '' }, this.#options),
+        event.type,
+        event.diff,
+      ]);
       if (this.#fingerprints.get(key) === fingerprint) {
         this.#batch.note(key, label, 'repeat', []);
         return;

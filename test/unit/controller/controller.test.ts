@@ -106,3 +106,54 @@ test('requeue after a delay reconciles the key again at that time', async () => 
   await s.clock.tick(100);
   await Promise.all(s.runs);
 });
+
+test('a controller over an informer that was never started rejects with ERR_NOT_STARTED naming it', async () => {
+  const clock = new FakeClock();
+  const feed = new FeedSource();
+  const primary = new Informer<KubeObject>({ source: () => feed, clock, name: 'replicationcontrollers' });
+  const pods = new Informer<KubeObject>({ source: () => new FeedSource(), clock, name: 'pods' });
+  const abort = new AbortController();
+  const controller = new Controller({
+    name: 'keeper',
+    primary,
+    owns: [pods],
+    ownerKind: 'ReplicationController',
+    reconcile: () => Promise.resolve(undefined),
+    clock,
+  });
+  const running = primary.run(abort.signal);
+  await assert.rejects(controller.run(abort.signal), (err: Error & { code?: string }) => {
+    assert.equal(err.code, 'ERR_NOT_STARTED');
+    assert.match(err.message, /controller keeper: the informer pods was never started/);
+    assert.match(err.message, /informers\.start\(signal\).*before controller\.run\(signal\)/);
+    return true;
+  });
+  assert.equal(controller.status().healthy, false);
+  abort.abort();
+  await running;
+});
+
+test('informers started in the same turn as controller.run are started in time', async () => {
+  const clock = new FakeClock();
+  const feed = new FeedSource();
+  const primary = new Informer<KubeObject>({ source: () => feed, clock, name: 'rc' });
+  const seen: string[] = [];
+  const controller = new Controller({
+    name: 'late-start',
+    primary,
+    reconcile: (key) => {
+      seen.push(key);
+      return Promise.resolve(undefined);
+    },
+    clock,
+  });
+  const abort = new AbortController();
+  const run = controller.run(abort.signal);
+  const informer = primary.run(abort.signal);
+  feed.push(...synced(obj('rc1', '1')));
+  await clock.tick(100);
+  assert.deepEqual(seen, ['ns/rc1']);
+  abort.abort();
+  await clock.tick(100);
+  await Promise.all([run, informer]);
+});

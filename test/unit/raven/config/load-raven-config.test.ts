@@ -226,6 +226,36 @@ handlers:
   }
 });
 
+test("${RAVEN_STATE_DIR} is the config file's own state directory under XDG_STATE_HOME, or the one the environment chooses", async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'raven-config-'));
+  try {
+    const yaml = `
+checkpoint: { path: '\${RAVEN_STATE_DIR}/raven-state.db' }
+watchers: [{ name: pods, resource: pods }]
+sinks: [{ name: out, type: file, path: '\${RAVEN_STATE_DIR}/events.jsonl' }]
+`;
+    await writeFile(join(dir, 'chat-alerts.yaml'), yaml);
+    await writeFile(join(dir, 'team-namespaces.yml'), yaml);
+    const chat = await loadRavenConfig(join(dir, 'chat-alerts.yaml'), {
+      env: { XDG_STATE_HOME: '/x/state' },
+    });
+    assert.deepEqual(chat.checkpoint, { type: 'sqlite', path: '/x/state/raven/chat-alerts/raven-state.db' });
+    const [out] = chat.sinks;
+    assert.equal(out?.type === 'file' && out.path, '/x/state/raven/chat-alerts/events.jsonl');
+    const team = await loadRavenConfig(join(dir, 'team-namespaces.yml'), { env: {}, homeDir: '/home/u' });
+    assert.deepEqual(team.checkpoint, {
+      type: 'sqlite',
+      path: '/home/u/.local/state/raven/team-namespaces/raven-state.db',
+    });
+    const chosen = await loadRavenConfig(join(dir, 'chat-alerts.yaml'), {
+      env: { XDG_STATE_HOME: '/x/state', RAVEN_STATE_DIR: '/var/lib/raven' },
+    });
+    assert.deepEqual(chosen.checkpoint, { type: 'sqlite', path: '/var/lib/raven/raven-state.db' });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
 test('a missing file is a config error naming the file', async () => {
   await assert.rejects(loadRavenConfig('/nonexistent/raven.yaml', { env: {} }), (error: unknown) => {
     assert.ok(error instanceof ConfigError);
@@ -288,7 +318,7 @@ routes: [{ watchers: nodes, sinks: a, events: [deleted] }]
     'raven.yaml: watchers[0]: watcher "pods" is in no route and feeds no handler, so its events go nowhere (line 2, column 12)',
     'raven.yaml: sinks[1]: sink "b" is in no route, so it receives nothing (line 3, column 36)',
     'raven.yaml: routes[0].events: watcher "nodes" emits only added, none of which this route passes (line 4, column 39)',
-    'raven.yaml: checkpoint: not set, so checkpoints are kept in memory: changes made while raven is stopped are not reported after a restart; set checkpoint: { path: ./raven-state.db } to keep them',
+    "raven.yaml: checkpoint: not set, so checkpoints are kept in memory: changes made while raven is stopped are not reported after a restart; set checkpoint: { path: '${RAVEN_STATE_DIR}/raven-state.db' } to keep them",
   ]);
 });
 

@@ -186,6 +186,40 @@ test('a message identical to the previous one of the object is counted, not post
   assert.deepEqual(texts(), ['modified web', 'Deployment default/web: the same message 1 more time']);
 });
 
+test('a distinct change that a template renders as the same text is posted, not counted as a repeat', async () => {
+  const clock = new FakeClock();
+  // The chat-alerts example's template: a scale and an image change read the same.
+  const chat = sink(clock, {
+    template: '{{type}} {{resource.kind}} {{namespace}}/{{name}}',
+    quiet: { batchWindowMs: 0, perSinkMs: 0 },
+  });
+  await chat.deliver(sampleEvent(), signal);
+  const image = sampleEvent({
+    id: 'deploys:uid-web:43:modified',
+    resourceVersion: '43',
+    diff: [
+      {
+        path: 'spec.template.spec.containers[0].image',
+        op: 'replace',
+        old: 'nginx:1.27',
+        new: 'nginx:1.28',
+      },
+    ],
+  });
+  await chat.deliver(image, signal);
+  await chat.deliver(sampleEvent({ id: 'deploys:uid-web:44:deleted', type: 'deleted', diff: [] }), signal);
+  await settle(() => receiver.requests.length === 3);
+  assert.deepEqual(texts(), [
+    'modified Deployment default/web',
+    'modified Deployment default/web',
+    'deleted Deployment default/web',
+  ]);
+  assert.ok(
+    texts().every((t) => !t.includes('the same message')),
+    `no change may be folded: ${texts().join(' | ')}`,
+  );
+});
+
 test('a failed post rejects every change of its batch, and their retry is not taken as a repeat', async () => {
   const clock = new FakeClock();
   const chat = sink(clock, { quiet: { batchWindowMs: 0, perSinkMs: 0 } });

@@ -24,36 +24,51 @@ const CLUSTER_TIMEOUT_MS = 3_000;
 
 const FILE_OPTIONS = new Set(['-c', '--config', '--kubeconfig', '--token-file']);
 
-const scripts = {
+/**
+ * The command the scripts run for candidates: this very node and script, by absolute path, so
+ * completion works where `raven` is not on PATH (`source <(npx raven completion bash)`).
+ */
+function selfCommand(): string {
+  const quote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
+  return [process.execPath, process.argv[1] ?? 'raven'].map(quote).join(' ');
+}
+
+const scripts = (raven: string) => ({
   bash: `# raven completion for bash: source <(raven completion bash)
+# Completes raven, kubectl-raven, npx raven and npx kube-raven.
 _raven() {
-  local cur=\${COMP_WORDS[COMP_CWORD]} IFS=$'\\n' words
-  words=$(raven __complete "\${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null)
+  local cur=\${COMP_WORDS[COMP_CWORD]} IFS=$'\\n' words skip=1
+  if [[ \${COMP_WORDS[0]} == npx ]]; then
+    [[ \${COMP_WORDS[1]} == raven || \${COMP_WORDS[1]} == kube-raven ]] || return 0
+    skip=2
+  fi
+  (( COMP_CWORD >= skip )) || return 0
+  words=$(${raven} __complete "\${COMP_WORDS[@]:skip:COMP_CWORD-skip+1}" 2>/dev/null)
   if [[ $words == __files__ ]]; then
     COMPREPLY=($(compgen -f -- "$cur"))
   else
     COMPREPLY=($(compgen -W "$words" -- "$cur"))
   fi
 }
-complete -F _raven raven
+complete -F _raven raven kubectl-raven npx
 `,
   zsh: `#compdef raven
 # raven completion for zsh: source <(raven completion zsh) (after compinit)
 _raven() {
   local -a candidates
-  candidates=("\${(@f)$(raven __complete "\${(@)words[2,CURRENT]}" 2>/dev/null)}")
+  candidates=("\${(@f)$(${raven} __complete "\${(@)words[2,CURRENT]}" 2>/dev/null)}")
   if [[ \${candidates[1]} == __files__ ]]; then
     _files
   else
     compadd -a candidates
   fi
 }
-compdef _raven raven
+compdef _raven raven kubectl-raven
 `,
   fish: `# raven completion for fish: raven completion fish | source
 function __raven_complete
     set -l words (commandline -opc) (commandline -ct)
-    set -l out (raven __complete $words[2..-1] 2>/dev/null)
+    set -l out (${raven} __complete $words[2..-1] 2>/dev/null)
     if test "$out" = __files__
         __fish_complete_path (commandline -ct)
     else
@@ -61,8 +76,11 @@ function __raven_complete
     end
 end
 complete -c raven -f -a '(__raven_complete)'
+complete -c kubectl-raven -f -a '(__raven_complete)'
 `,
-} as const;
+});
+
+const SHELLS = ['bash', 'zsh', 'fish'] as const;
 
 /** `raven completion <shell>`. */
 export async function completionCommand(argv: string[], deps: { output: Output }): Promise<number> {
@@ -71,11 +89,11 @@ export async function completionCommand(argv: string[], deps: { output: Output }
     await write(deps.output.out, `${completionUsage}\n`);
     return 0;
   }
-  if (shell === undefined || !(shell in scripts) || extra.length > 0)
+  if (shell === undefined || !SHELLS.includes(shell as (typeof SHELLS)[number]) || extra.length > 0)
     throw new UsageError(
       `raven completion needs a shell: bash, zsh or fish${shell === undefined ? '' : `; got "${[shell, ...extra].join(' ')}"`}`,
     );
-  await write(deps.output.out, scripts[shell as keyof typeof scripts]);
+  await write(deps.output.out, scripts(selfCommand())[shell as (typeof SHELLS)[number]]);
   return 0;
 }
 

@@ -92,13 +92,17 @@ export async function getCommand(argv: string[], deps: GetCommandDeps): Promise<
       await write(deps.output.err, `No resources found${where}.\n`);
       return 0;
     }
-    if (format.kind === 'json' || format.kind === 'yaml') {
+    if (format.kind === 'json' || format.kind === 'yaml' || format.kind === 'jsonpath') {
+      // As kubectl: one List (`{.items[*].metadata.name}`), or the named object itself.
       const objects = listed.map(({ object }) => redact(object, resource.resource));
       const doc = name !== undefined ? objects[0] : { apiVersion: 'v1', kind: 'List', items: objects };
-      await write(
-        deps.output.out,
-        format.kind === 'json' ? `${JSON.stringify(doc, null, 2)}\n` : stringify(doc),
-      );
+      const text =
+        format.kind === 'jsonpath'
+          ? format.template(doc)
+          : format.kind === 'json'
+            ? `${JSON.stringify(doc, null, 2)}\n`
+            : stringify(doc);
+      await write(deps.output.out, text === '' || text.endsWith('\n') ? text : `${text}\n`);
       return 0;
     }
     const printer = new WatchPrinter({

@@ -5,17 +5,21 @@
  * filters) and may use wildcards, recursive descent (`..`), slices, unions, quoted keys
  * (`['app.kubernetes.io/name']`) and filters (`[?(@.type=="Ready")]`).
  *
- * The expressions themselves are evaluated by jsonpath-plus (safe evaluation: filters are
- * interpreted, never run as code); this file parses kubectl's template syntax around them and
- * prints results as kubectl does: several results joined by a space, strings as they are, objects
- * as JSON, a missing field as nothing.
+ * Paths are read as kubectl reads them: `\` escapes a character in a name (`{.data.app\.yaml}`,
+ * `{.metadata.labels.app\.kubernetes\.io/name}`), `['a.b']` is the key `a.b` when the object has
+ * it and otherwise kubectl's reading of it (the path `.a.b`), so the union `['metadata.name',
+ * 'status.phase']` selects both paths, results grouped by branch as kubectl groups them. Each step
+ * (a key, `[*]`, an index or slice, a filter, `..`) is evaluated by jsonpath-plus (safe
+ * evaluation: filters are interpreted, never run as code); this file parses kubectl's syntax
+ * around them and prints results as kubectl does: several results joined by a space, strings as
+ * they are, objects as JSON, a missing field as nothing.
  */
 import { JSONPath } from 'jsonpath-plus';
 
 type Node =
   | { kind: 'text'; text: string }
-  | { kind: 'expr'; path: string }
-  | { kind: 'range'; path: string; body: Node[] };
+  | { kind: 'expr'; path: KubePath }
+  | { kind: 'range'; path: KubePath; body: Node[] };
 
 /** A template that does not parse; `message` says where and what would be valid. */
 export class TemplateError extends Error {
@@ -28,16 +32,154 @@ function unquote(literal: string): string {
   return literal.slice(1, -1).replace(/\\(.)/g, (_, c: string) => ESCAPES[c] ?? c);
 }
 
-/** `.a.b` → `$.a.b`; `$...` and `@...` as they are. */
-function toJsonPath(expression: string, template: string): string {
+/** A kubectl path (`.a.b`, `$`, `@`, `['k']`, `..name`) as steps; a clear error for anything else. */
+function toJsonPath(expression: string, template: string): KubePath {
   const e = expression.trim();
-  if (e === '' || e === '.' || e === '$' || e === '@') return '$';
-  if (e.startsWith('$')) return e;
-  if (e.startsWith('@')) return `$${e.slice(1)}`;
-  if (e.startsWith('.') || e.startsWith('[')) return `$${e}`;
+  if (e === '' || e === '.' || e === '$' || e === '@') return [];
+  if (/^[$@.[]/.test(e)) return parsePathSteps(e, template);
   throw new TemplateError(
     `"${e}" in ${JSON.stringify(template)} is not a JSONPath expression: start it with "." (e.g. {.metadata.name}) or quote text as {"${e}"}`,
   );
+}
+
+/**
+ * One step of a kubectl path: a jsonpath-plus fragment applied to each current value (`['name']`,
+ * `[*]`, `[0]`, `[1:3]`, `[?(@.type=="Ready")]`, `..['name']`), a union of sub-paths, or a quoted
+ * key (`['app.yaml']`): the key as written when the object has it, else kubectl's reading of it
+ * as a path (`['metadata.name']` is `.metadata.name` to kubectl).
+ */
+type Step =
+  | { kind: 'fragment'; fragment: string }
+  | { kind: 'union'; branches: Step[][] }
+  | { kind: 'quoted'; key: string; path: Step[] };
+
+/** A compiled kubectl path: the steps from the current object. */
+export type KubePath = readonly Step[];
+
+const NAME_END = new Set(['.', '[', ']', ',', ' ', '\t', '\n', '$', '@', '{', '}']);
+
+/** `.a.b\.c` from `at`: the name with its escapes removed, and where it ends. */
+function readName(e: string, at: number): { name: string; end: number } {
+  let name = '';
+  let i = at;
+  while (i < e.length && !NAME_END.has(e[i] ?? '')) {
+    if (e[i] === '\\' && i + 1 < e.length) i++;
+    name += e[i] ?? '';
+    i++;
+  }
+  return { name, end: i };
+}
+
+/** The index of the `]` closing the `[` at `at`, skipping quotes and parentheses. */
+function closingBracket(e: string, at: number): number {
+  let depth = 0;
+  let quote: string | undefined;
+  for (let i = at; i < e.length; i++) {
+    const c = e[i];
+    if (quote !== undefined) {
+      if (c === '\\') i++;
+      else if (c === quote) quote = undefined;
+    } else if (c === '"' || c === "'") quote = c;
+    else if (c === '[' || c === '(') depth++;
+    else if (c === ']' || c === ')') {
+      depth--;
+      if (depth === 0 && c === ']') return i;
+    }
+  }
+  return -1;
+}
+
+/** jsonpath-plus's bracket form of a key (its quoted form cannot hold a quote or a bracket). */
+function keyFragment(key: string): string {
+  return /['"\]]/.test(key) ? `[${JSON.stringify(key)}]` : `['${key}']`;
+}
+
+function bracketSteps(inner: string, whole: string): Step[] {
+  const text = inner.trim();
+  if (text === '*') return [{ kind: 'fragment', fragment: '[*]' }];
+  if (text.startsWith('?')) return [{ kind: 'fragment', fragment: `[${text}]` }];
+  const parts = splitTopLevel(text);
+  if (parts.length > 1) return [{ kind: 'union', branches: parts.map((p) => bracketSteps(p.trim(), whole)) }];
+  const quoted = /^(["'])(.*)\1$/s.exec(text);
+  if (quoted !== null) {
+    const raw = quoted[2] ?? '';
+    const key = raw.replace(/\\(.)/g, '$1');
+    return [{ kind: 'quoted', key, path: parsePathSteps(`.${raw}`, whole) }];
+  }
+  if (/^-?\d*(:-?\d*){0,2}$/.test(text) && text !== '') return [{ kind: 'fragment', fragment: `[${text}]` }];
+  throw new TemplateError(
+    `[${inner}] in ${JSON.stringify(whole)} is not a valid subscript: use [0], [1:3], [*], ['key'], [?(@.field=="value")] or a union ['a','b']`,
+  );
+}
+
+/** Split on commas outside quotes, brackets and parentheses. */
+function splitTopLevel(text: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let quote: string | undefined;
+  let start = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quote !== undefined) {
+      if (c === '\\') i++;
+      else if (c === quote) quote = undefined;
+    } else if (c === '"' || c === "'") quote = c;
+    else if (c === '[' || c === '(') depth++;
+    else if (c === ']' || c === ')') depth--;
+    else if (c === ',' && depth === 0) {
+      parts.push(text.slice(start, i));
+      start = i + 1;
+    }
+  }
+  parts.push(text.slice(start));
+  return parts;
+}
+
+/** kubectl's path syntax (`.a.b\.c`, `..name`, `[*]`, `['a.b']`, `[?(...)]`, `$`, `@`) as steps. */
+function parsePathSteps(expression: string, whole: string): Step[] {
+  const steps: Step[] = [];
+  let e = expression.trim();
+  if (e.startsWith('$') || e.startsWith('@')) e = e.slice(1);
+  let i = 0;
+  while (i < e.length) {
+    const c = e[i];
+    if (c === '.' && e[i + 1] === '.') {
+      const next = e[i + 2];
+      if (next === '[') {
+        const close = closingBracket(e, i + 2);
+        if (close < 0) throw unclosedBracket(whole);
+        const inner = e.slice(i + 3, close).trim();
+        steps.push({ kind: 'fragment', fragment: `..[${inner}]` });
+        i = close + 1;
+      } else {
+        const { name, end } = readName(e, i + 2);
+        steps.push({
+          kind: 'fragment',
+          fragment: name === '*' || name === '' ? '..[*]' : `..${keyFragment(name)}`,
+        });
+        i = end;
+      }
+    } else if (c === '.') {
+      const { name, end } = readName(e, i + 1);
+      if (name === '*') steps.push({ kind: 'fragment', fragment: '[*]' });
+      else if (name !== '') steps.push({ kind: 'fragment', fragment: keyFragment(name) });
+      i = end;
+    } else if (c === '[') {
+      const close = closingBracket(e, i);
+      if (close < 0) throw unclosedBracket(whole);
+      steps.push(...bracketSteps(e.slice(i + 1, close), whole));
+      i = close + 1;
+    } else if (c === ' ' || c === '\t') i++;
+    else
+      throw new TemplateError(
+        `unexpected "${c}" at "${e.slice(i)}" in ${JSON.stringify(whole)}: a path is .field, ..field, [index], ['key'] or [?(filter)]`,
+      );
+  }
+  return steps;
+}
+
+function unclosedBracket(whole: string): TemplateError {
+  return new TemplateError(`unclosed "[" in ${JSON.stringify(whole)}: each [ needs its ]`);
 }
 
 /** The end of the `{...}` block opened at `start`, skipping quoted strings. */
@@ -95,9 +237,29 @@ export function parseTemplate(template: string): Node[] {
 }
 
 /** Every value `path` selects in `json` (none when a field is missing). */
-export function select(path: string, json: unknown): unknown[] {
-  if (json === null || typeof json !== 'object') return path === '$' ? [json] : [];
-  return JSONPath<unknown[]>({ path, json, wrap: true, eval: 'safe' });
+export function select(path: KubePath, json: unknown): unknown[] {
+  return selectFrom(path, [json]);
+}
+
+function selectFrom(path: KubePath, values: unknown[]): unknown[] {
+  let current = values;
+  for (const [i, step] of path.entries()) {
+    if (step.kind === 'union') {
+      const rest = path.slice(i + 1);
+      return step.branches.flatMap((branch) => selectFrom([...branch, ...rest], current));
+    }
+    current = current.flatMap((value) => applyStep(step, value));
+  }
+  return current;
+}
+
+function applyStep(step: Exclude<Step, { kind: 'union' }>, value: unknown): unknown[] {
+  if (value === null || typeof value !== 'object') return [];
+  if (step.kind === 'quoted')
+    return !Array.isArray(value) && Object.hasOwn(value, step.key)
+      ? [(value as Record<string, unknown>)[step.key]]
+      : select(step.path, value);
+  return JSONPath<unknown[]>({ path: `$${step.fragment}`, json: value, wrap: true, eval: 'safe' });
 }
 
 /** A selected value as kubectl prints it. */
@@ -135,7 +297,7 @@ export function compileTemplate(template: string): (object: unknown) => string {
 
 export interface CustomColumn {
   header: string;
-  path: string;
+  path: KubePath;
 }
 
 /** `NAME:.metadata.name,IMAGE:.spec.containers[*].image`, as kubectl takes them. */
@@ -145,7 +307,9 @@ export function parseCustomColumns(spec: string): CustomColumn[] {
     if (colon <= 0 || colon === part.length - 1)
       throw new TemplateError(`custom column "${part}" must be HEADER:JSONPATH, e.g. NAME:.metadata.name`);
     const raw = part.slice(colon + 1).trim();
-    const expression = raw.startsWith('{') && raw.endsWith('}') ? raw.slice(1, -1) : raw;
+    const braced = raw.startsWith('{') && raw.endsWith('}') ? raw.slice(1, -1).trim() : raw;
+    // kubectl takes `metadata.name` for `.metadata.name` here.
+    const expression = /^[$@.[]/.test(braced) ? braced : `.${braced}`;
     const path = toJsonPath(expression, part);
     select(path, { metadata: {} });
     return { header: part.slice(0, colon).trim(), path };
@@ -177,8 +341,16 @@ function splitColumns(spec: string): string[] {
   return parts.map((p) => p.trim()).filter((p) => p !== '');
 }
 
-/** One custom column's cell: every selected value, comma-separated; `<none>` when there is none. */
+/**
+ * One custom column's cell: every selected value, comma-separated; `<none>` when there is none.
+ * A value of several lines (a config file in a ConfigMap) shows on one, so the table stays a table.
+ */
 export function columnText(column: CustomColumn, object: unknown): string {
   const values = select(column.path, object);
-  return values.length === 0 ? '<none>' : values.map(valueText).join(',');
+  if (values.length === 0) return '<none>';
+  return values
+    .map(valueText)
+    .join(',')
+    .replace(/\s*\n\s*/g, ' ')
+    .trim();
 }

@@ -13,6 +13,7 @@
  */
 import { qualifiedName, type ApiResource, type ResolvedResource } from './api-resource.js';
 import { UnknownResourceError } from './unknown-resource-error.js';
+import { editDistance as distance } from '../util/edit-distance.js';
 
 interface Query {
   name: string;
@@ -117,18 +118,4 @@ export function closeMatches(resources: readonly ApiResource[], input: string, m
     .sort((a, b) => a[1] - b[1])
     .slice(0, max)
     .map(([key]) => key);
-}
-
-/** Levenshtein distance (names are short, so the quadratic table is fine). */
-function distance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      row.push(Math.min((prev[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + cost));
-    }
-    prev = row;
-  }
-  return prev[b.length] ?? 0;
 }

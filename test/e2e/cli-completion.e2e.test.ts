@@ -14,13 +14,22 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, writeFile } from 'node:fs/promises';
+import { chmod, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { deleteNamespace, freshNamespace, sharedCluster } from '../harness/test-cluster.js';
 import { runRaven, tempDir } from './daemon-process.js';
 
 const run = promisify(execFile);
+
+/** The path of `command` on PATH, or undefined. */
+async function which(command: string): Promise<string | undefined> {
+  try {
+    return (await run('sh', ['-c', `command -v ${command}`])).stdout.trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
 const root = resolve(import.meta.dirname, '..', '..');
 
 /**
@@ -123,4 +132,65 @@ test('raven completion without a known shell is a usage error', async () => {
   const result = await runRaven(['completion', 'tcsh']);
   assert.equal(result.code, 2);
   assert.match(result.stderr, /bash, zsh or fish; got "tcsh"/);
+});
+
+test('source <(npx raven completion bash) completes `npx raven ...` with no raven on PATH', async (t) => {
+  const plane = await sharedCluster();
+  const main = join(root, 'dist', 'cli', 'main.js');
+  assert.ok(existsSync(main), `${main} is missing: run npm run build first`);
+  // What npx leaves: the script run by node; `raven` itself is not on PATH.
+  const env = { PATH: '/usr/bin:/bin', KUBECONFIG: plane.kubeconfig, HOME: await tempDir(t) };
+  const { stdout: script } = await run(process.execPath, [main, 'completion', 'bash']);
+  const scriptFile = join(await tempDir(t), 'raven.bash');
+  await writeFile(scriptFile, script);
+  const complete = (...words: string[]): Promise<string[]> =>
+    shell(
+      'bash',
+      `command -v raven && exit 4
+source '${scriptFile}'
+complete -p npx >/dev/null || exit 3
+COMP_WORDS=(${quote(words)}); COMP_CWORD=${words.length - 1}
+_raven; printf '%s\\n' "\${COMPREPLY[@]}"`,
+      env,
+    );
+  assert.deepEqual(await complete('npx', 'raven', 'wa'), ['watch']);
+  assert.deepEqual(await complete('npx', 'raven', 'watch', 'pods', '--wait'), ['--wait-for-rbac']);
+  assert.deepEqual((await complete('npx', 'raven', 'get', 'configm')).sort(), ['configmaps']);
+  assert.deepEqual(await complete('kubectl-raven', 'wa'), ['watch']);
+  // Another npx package gets nothing from raven's completion.
+  assert.deepEqual(await complete('npx', 'prettier', 'wa'), []);
+});
+
+test('kubectl runs raven as the plugin kubectl-raven, the package.json bin', async (t) => {
+  const plane = await sharedCluster();
+  const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as {
+    bin: Record<string, string>;
+  };
+  assert.equal(pkg.bin['kubectl-raven'], pkg.bin.raven, 'both bins run the same program');
+  const dir = await tempDir(t);
+  // As npm links a bin: the script made executable (its #! line runs node), a symlink named kubectl-raven.
+  const target = join(root, pkg.bin['kubectl-raven'] ?? '');
+  await chmod(target, 0o755);
+  await symlink(target, join(dir, 'kubectl-raven'));
+  const env = { ...process.env, PATH: `${dir}:${process.env.PATH ?? ''}`, KUBECONFIG: plane.kubeconfig };
+  const kubectl = await which('kubectl');
+  const args = ['raven', 'get', 'namespaces', 'default', '-o', 'name'];
+  // kubectl finds kubectl-raven on PATH; without kubectl, run the bin as kubectl would.
+  const { stdout } =
+    kubectl === undefined
+      ? await run(join(dir, 'kubectl-raven'), args.slice(1), { env })
+      : await run(kubectl, args, { env });
+  assert.equal(stdout, 'namespace/default\n');
+  const direct = await run(join(dir, 'kubectl-raven'), ['get', 'namespaces', 'default', '-o', 'name'], {
+    env,
+  });
+  assert.equal(direct.stdout, 'namespace/default\n');
+});
+
+test('the Docs line of raven --help names a page that exists', async () => {
+  const help = await runRaven(['--help']);
+  assert.equal(help.code, 0);
+  const docs = /^Docs: (\S+)/m.exec(help.stdout)?.[1];
+  assert.ok(docs !== undefined, help.stdout);
+  assert.ok(existsSync(docs), `${docs} does not exist`);
 });

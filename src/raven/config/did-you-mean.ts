@@ -3,28 +3,7 @@
  * the valid ones by edit distance (with transpositions, so `wacthers` finds `watchers`), ignoring
  * case. Only close candidates are offered; a wild guess is worse than none.
  */
-
-/** Edit distance with adjacent transpositions (optimal string alignment). */
-function distance(a: string, b: string): number {
-  const rows = a.length + 1;
-  const cols = b.length + 1;
-  const d: number[][] = Array.from({ length: rows }, (_, i) =>
-    Array.from({ length: cols }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
-  );
-  const at = (i: number, j: number): number => d[i]?.[j] ?? 0;
-  for (let i = 1; i < rows; i++) {
-    const row = d[i] ?? [];
-    for (let j = 1; j < cols; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let best = Math.min(at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
-        best = Math.min(best, at(i - 2, j - 2) + 1);
-      }
-      row[j] = best;
-    }
-  }
-  return at(a.length, b.length);
-}
+import { editDistance as distance } from '../../util/edit-distance.js';
 
 /**
  * The candidate closest to `input`, when it is close enough to be a likely typo: at most one edit

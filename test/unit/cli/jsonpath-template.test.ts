@@ -105,3 +105,88 @@ test('--output names what is valid when the format is unknown or its argument is
     /--output custom-columns: custom column "NAME" must be/,
   );
 });
+
+/** The input of kubectl's JSONPath reference page, in the shape `raven get` prints a list. */
+const list = {
+  kind: 'List',
+  items: [
+    {
+      kind: 'None',
+      metadata: { name: '127.0.0.1', labels: { 'kubernetes.io/hostname': '127.0.0.1' } },
+      status: { capacity: { cpu: '4' }, addresses: [{ type: 'LegacyHostIP', address: '127.0.0.1' }] },
+    },
+    {
+      kind: 'None',
+      metadata: { name: '127.0.0.2' },
+      status: { capacity: { cpu: '8' }, addresses: [{ type: 'LegacyHostIP', address: '127.0.0.2' }] },
+    },
+  ],
+  users: [
+    { name: 'myself', user: {} },
+    { name: 'e2e', user: { username: 'admin', password: 'secret' } },
+  ],
+  data: { 'app.yaml': 'replicas: 3\n', plain: 'p' },
+};
+
+// Each row: a template, what kubectl prints for it on `list`.
+const kubectlForms: [string, string][] = [
+  ['kind is {.kind}', 'kind is List'],
+  ['{.kind}', 'List'],
+  ["{['kind']}", 'List'],
+  ['{.items[*].metadata.name}', '127.0.0.1 127.0.0.2'],
+  ['{.items[0].metadata.name}', '127.0.0.1'],
+  ['{.items[-1:].metadata.name}', '127.0.0.2'],
+  ['{.items[0:1].metadata.name}', '127.0.0.1'],
+  ['{.users[0].name}', 'myself'],
+  ['{.users[?(@.name=="e2e")].user.password}', 'secret'],
+  ['{.users[?(@.name!="e2e")].name}', 'myself'],
+  ['{.items[?(@.status.capacity.cpu=="8")].metadata.name}', '127.0.0.2'],
+  ['{.items[*].status.addresses[?(@.type=="LegacyHostIP")].address}', '127.0.0.1 127.0.0.2'],
+  ["{.items[*]['metadata.name', 'status.capacity']}", '127.0.0.1 127.0.0.2 {"cpu":"4"} {"cpu":"8"}'],
+  ['{.items[0].metadata.labels.kubernetes\\.io/hostname}', '127.0.0.1'],
+  ["{.items[0].metadata.labels['kubernetes\\.io/hostname']}", '127.0.0.1'],
+  ["{.items[0].metadata.labels['kubernetes.io/hostname']}", '127.0.0.1'],
+  ['{.data.app\\.yaml}', 'replicas: 3\n'],
+  ["{.data['app.yaml']}", 'replicas: 3\n'],
+  ['{..name}', '127.0.0.1 127.0.0.2 myself e2e'],
+  ['{range .items[*]}[{.metadata.name}, {.status.capacity.cpu}] {end}', '[127.0.0.1, 4] [127.0.0.2, 8] '],
+  ["{range .items[*]}{.metadata.name}{'\\t'}{end}", '127.0.0.1\t127.0.0.2\t'],
+  ['{range .items[*]}{.metadata.name}{"\\n"}{end}', '127.0.0.1\n127.0.0.2\n'],
+  ['{.items[0].status.capacity}', '{"cpu":"4"}'],
+  ['{.data.missing}', ''],
+  ['{.nothing[*].here}', ''],
+];
+
+for (const [template, expected] of kubectlForms)
+  test(`the kubectl form ${template} prints what kubectl prints`, () => {
+    assert.equal(compileTemplate(template)(list), expected);
+  });
+
+test('{$}, {@} and {.} print the whole object as JSON', () => {
+  const small = { a: { 'b.c': 1 } };
+  for (const template of ['{$}', '{@}', '{.}'])
+    assert.equal(compileTemplate(template)(small), '{"a":{"b.c":1}}', template);
+  assert.equal(compileTemplate('{.a.b\\.c}')(small), '1');
+  assert.equal(compileTemplate("{['a']['b.c']}")(small), '1');
+  assert.equal(compileTemplate("{.a['b.c']}")(small), '1');
+});
+
+test('a quoted key the object lacks is read as kubectl reads it, a path', () => {
+  assert.equal(compileTemplate("{['a.b']}")({ a: { b: 'nested' } }), 'nested');
+  assert.equal(compileTemplate("{['a.b']}")({ 'a.b': 'literal', a: { b: 'nested' } }), 'literal');
+});
+
+test('custom columns read the same paths, with or without the leading dot', () => {
+  const columns = parseCustomColumns(
+    'KEY:.data.app\\.yaml,BRACKET:{.data[\'app.yaml\']},BARE:data.plain,NODES:.items[*].metadata.name',
+  );
+  assert.deepEqual(
+    columns.map((c) => columnText(c, list)),
+    ['replicas: 3', 'replicas: 3', 'p', '127.0.0.1,127.0.0.2'],
+  );
+});
+
+test('a subscript that is not one names what would be valid', () => {
+  assert.throws(() => compileTemplate('{.items[abc]}'), /\[abc\] .* is not a valid subscript: use \[0\]/);
+  assert.throws(() => compileTemplate('{.items[0}'), /unclosed "\["/);
+});

@@ -54,6 +54,13 @@ function parse(): { mode: Mode; seed: number; durationS: number; report: string 
 }
 
 const { mode, seed, durationS, report } = parse();
+// Exit through process.exit, so that the harness's exit handlers stop the control plane,
+// PostgreSQL and the replicas this run started.
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => {
+    process.stderr.write(`chaos: ${signal}: stopping everything this run started\n`);
+    process.exit(130);
+  });
 const result = await runChaos({ mode, seed, durationS, reportFile: report });
 process.stdout.write(`${result.verdict}\n`);
 process.stdout.write(`report: ${report}\nreplay: ${result.replay}\n`);

@@ -44,8 +44,13 @@ export interface FaultWorld {
   log: (line: string) => void;
 }
 
+/** Times an apiserver restart is tried when the new apiserver cannot start. */
+const RESTART_TRIES = 5;
+
 export class FaultRunner {
   readonly timeline: TimelineEntry[] = [];
+  /** Faults that restart the apiserver, one at a time across lanes. */
+  #apiserver: Promise<void> = Promise.resolve();
 
   constructor(private readonly world: FaultWorld) {}
 
@@ -67,14 +72,14 @@ export class FaultRunner {
         await this.#make(item);
       } catch (err) {
         entry.error = err instanceof Error ? err.message : String(err);
-        this.world.log(`fault ${item.kind} failed: ${entry.error}`);
+        this.world.log(`fault ${item.kind} failed: ${entry.error.split('\n')[0] ?? ''}`);
       }
       entry.endedAt = Date.now();
     }
   }
 
   async #make(fault: Fault): Promise<void> {
-    const { plane, postgres, receiver, proxy, replicas } = this.world;
+    const { postgres, receiver, proxy, replicas } = this.world;
     switch (fault.kind) {
       case 'stop': {
         const stoppedAt = Date.now();
@@ -93,8 +98,7 @@ export class FaultRunner {
         const identities = replicas.running();
         await replicas.stopAll('SIGKILL');
         await delay(fault.downMs / 2);
-        await plane.compactEtcd();
-        await plane.restartApiserver();
+        await this.#compactAndRestart();
         await delay(fault.downMs / 2);
         for (const id of identities) replicas.start(id);
         return;
@@ -120,13 +124,10 @@ export class FaultRunner {
         receiver.fallback = { status: 200 };
         return;
       case 'apiserver-restart':
-        await plane.restartApiserver({ downMs: fault.downMs });
+        await this.#restartApiserver(fault.downMs, false);
         return;
       case 'compaction':
-        // A running watch resumes from the apiserver's watch cache, which a compaction of etcd
-        // alone does not touch: the restart empties it, so the resume meets 410.
-        await plane.compactEtcd();
-        await plane.restartApiserver();
+        await this.#compactAndRestart();
         return;
       case 'tcp-reset':
         proxy.cut();
@@ -142,6 +143,46 @@ export class FaultRunner {
         await postgres.up();
         return;
     }
+  }
+
+  /**
+   * Compact etcd at its newest revision and restart the apiserver. A running watch resumes from
+   * the apiserver's watch cache, which a compaction of etcd alone does not touch: the restart
+   * empties it, so a resume from before the compaction meets 410.
+   */
+  #compactAndRestart(): Promise<void> {
+    return this.#restartApiserver(0, true);
+  }
+
+  /**
+   * Restart the apiserver (one restart at a time). The proxy resets the replicas' connections
+   * meanwhile, as a stopped apiserver would refuse them: a client reconnecting on loopback in a
+   * tight loop can be given the apiserver's own port as its local port (a TCP self-connect) and
+   * hold it when the new apiserver binds. A start that fails so is tried again.
+   */
+  #restartApiserver(downMs: number, compact: boolean): Promise<void> {
+    const { plane, proxy, log } = this.world;
+    const restart = async (): Promise<void> => {
+      if (compact) log(`etcd compacted at revision ${await plane.compactEtcd()}`);
+      proxy.refuse();
+      proxy.cut();
+      try {
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await plane.restartApiserver({ downMs: attempt === 1 ? downMs : 1000 });
+            return;
+          } catch (err) {
+            if (attempt >= RESTART_TRIES) throw err;
+            log(`the apiserver did not start (${String(err).split('\n')[0] ?? ''}); again`);
+          }
+        }
+      } finally {
+        proxy.accept();
+      }
+    };
+    const done = this.#apiserver.then(restart);
+    this.#apiserver = done.catch(() => undefined);
+    return done;
   }
 }
 

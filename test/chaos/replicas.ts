@@ -4,6 +4,8 @@
  * the same identity. Every process's log is kept (one entry per process, not per identity) for the
  * hand-over figures, with the time it started and ended.
  */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { startRaven, type RavenProcess } from '../e2e/daemon-process.js';
 import type { ReplicaLog } from './blind-spot.js';
 
@@ -15,6 +17,8 @@ interface Run {
   process: RavenProcess;
   startedAt: number;
   endedAt?: number;
+  /** The run stopped it (a fault or the end), as opposed to an exit of its own. */
+  stopped?: boolean;
 }
 
 export class ReplicaPool {
@@ -36,7 +40,12 @@ export class ReplicaPool {
     this.#runs.push(run);
     void process.exited.then((exit) => {
       run.endedAt ??= Date.now();
-      this.log(`replica ${identity} exited (${exit.signal ?? `status ${String(exit.code)}`})`);
+      const how = exit.signal ?? `status ${String(exit.code)}`;
+      if (run.stopped === true) this.log(`replica ${identity} exited (${how})`);
+      else
+        this.log(
+          `replica ${identity} exited on its own (${how}); its last output:\n${process.stderr().slice(-3000)}`,
+        );
     });
     this.log(`replica ${identity} started`);
     return process;
@@ -46,6 +55,7 @@ export class ReplicaPool {
   async stop(identity: string, signal: 'SIGKILL' | 'SIGTERM'): Promise<void> {
     const run = this.#current(identity);
     if (run === undefined) return;
+    run.stopped = true;
     // A SIGKILLed replica stops watching at once; a SIGTERMed one when it has drained (its exit).
     if (signal === 'SIGKILL') run.endedAt = Date.now();
     run.process.kill(signal);
@@ -63,6 +73,11 @@ export class ReplicaPool {
 
   async stopAll(signal: 'SIGKILL' | 'SIGTERM'): Promise<void> {
     await Promise.all(this.running().map((id) => this.stop(id, signal)));
+  }
+
+  /** Identities whose process exited without being stopped by the run. */
+  crashed(): string[] {
+    return this.#runs.filter((r) => r.endedAt !== undefined && r.stopped !== true).map((r) => r.identity);
   }
 
   /** Identities with a process that has not ended. */
@@ -94,6 +109,17 @@ export class ReplicaPool {
     return this.#runs
       .map((r) => `--- ${r.identity} (pid ${String(r.process.pid)}):\n${r.process.stderr().slice(-chars)}`)
       .join('\n');
+  }
+
+  /** Write each process's stderr to `<dir>/<identity>-<n>.log`, n counting its starts. */
+  async writeLogs(dir: string): Promise<void> {
+    await mkdir(dir, { recursive: true });
+    const starts = new Map<string, number>();
+    for (const r of this.#runs) {
+      const n = (starts.get(r.identity) ?? 0) + 1;
+      starts.set(r.identity, n);
+      await writeFile(join(dir, `${r.identity}-${n}.log`), r.process.stderr());
+    }
   }
 
   /** The /metrics URL of each running process that has logged it. */

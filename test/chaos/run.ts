@@ -84,6 +84,10 @@ export interface ChaosReport {
   replay: string;
   verdict: string;
   check: Report;
+  /** Every gap notice processed (first copy of each id). */
+  gapNotices: Delivered[];
+  /** Where each replica process's log was written, when a report file was asked for. */
+  replicaLogs?: string;
   operations: Record<string, number>;
   timeline: (TimelineEntry & { description: string })[];
   handOvers: HandOver[];
@@ -143,7 +147,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     for (const id of schedule.initialReplicas) replicas.start(id);
     await waitUntil(
       'the initial replicas watch everything',
-      () => watchingAll(replicas, schedule.mode, watchers.length),
+      () => {
+        const crashed = replicas.crashed();
+        if (crashed.length > 0)
+          throw new Error(`replica ${crashed.join(', ')} exited during start-up:\n${replicas.tails()}`);
+        return watchingAll(replicas, schedule.mode, watchers.length);
+      },
       START_GIVE_UP_MS,
       () => replicas.tails(),
     );
@@ -188,10 +197,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const report = judge();
     const line = verdictLine(report);
 
-    const faultsForBlame: ReplicaFault[] = faults.timeline
+    const blamed = faults.timeline
       .filter((e) => e.fault.lane !== 'receiver')
-      .map((e) => ({ kind: blameKind(e), at: e.startedAt }))
-      .sort((a, b) => a.at - b.at);
+      .sort((a, b) => a.startedAt - b.startedAt);
+    const faultsForBlame: ReplicaFault[] = blamed.map((e) => ({ kind: blameKind(e), at: e.startedAt }));
     const spots = blindSpots(replicas.logs(), schedule.mode, {
       watchers: watchers.length,
       parts: BUCKETS,
@@ -199,12 +208,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       to: end,
       faults: faultsForBlame,
     });
-    const handOvers: HandOver[] = faultsForBlame.map((f, index) => {
+    const handOvers: HandOver[] = blamed.map((e, index) => {
       const mine = spots.filter((s) => s.fault === index);
       return {
-        fault: f.kind,
-        kind: f.kind,
-        startedAt: f.at,
+        fault: describe(e.fault),
+        kind: blameKind(e),
+        startedAt: e.startedAt,
         parts: new Set(mine.map((s) => s.part)).size,
         maxUnwatchedMs: Math.max(0, ...mine.map((s) => s.ms)),
       };
@@ -218,20 +227,16 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       replay: replayCommand(schedule.mode, schedule.seed, options.durationS),
       verdict: line,
       check: report,
+      gapNotices: gapNotices(receiver),
       operations: countBy(schedule.ops.map((o) => o.item.kind)),
       timeline: faults.timeline.map((e) => ({ ...e, description: describe(e.fault) })),
       handOvers,
       blindSpots: {
         planned: summarize(of(['SIGTERM', 'join'])),
-        crash: summarize(of(['SIGKILL', 'compaction-while-down'])),
+        crash: summarize(of(['SIGKILL'])),
         other: summarize(
           spots
-            .filter(
-              (s) =>
-                !['SIGTERM', 'join', 'SIGKILL', 'compaction-while-down'].includes(
-                  faultsForBlame[s.fault]?.kind ?? 'none',
-                ),
-            )
+            .filter((s) => !['SIGTERM', 'join', 'SIGKILL'].includes(faultsForBlame[s.fault]?.kind ?? 'none'))
             .map((s) => s.ms),
         ),
       },
@@ -273,6 +278,13 @@ function receipts(receiver: HttpReceiver): Receipt[] {
       at: r.at,
       from: String(r.headers['x-replica']),
     }));
+}
+
+function gapNotices(receiver: HttpReceiver): Delivered[] {
+  const seen = new Set<string>();
+  return receipts(receiver)
+    .filter((r) => r.body.type === 'gap' && !seen.has(r.id) && seen.add(r.id))
+    .map((r) => r.body);
 }
 
 async function createNamespaces(plane: ControlPlane, schedule: Schedule): Promise<void> {
@@ -326,7 +338,7 @@ sinks:
     url: '${url}'
     headers: { x-replica: '\${RAVEN_IDENTITY}' }
     gapNotices: true
-    timeoutMs: 5000
+    timeoutSeconds: 5
     delivery: { concurrency: 16, initialBackoffMs: 100, maxBackoffMs: 1000, maxAttempts: 100000 }
 `;
 }

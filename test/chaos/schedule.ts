@@ -197,11 +197,13 @@ function generateFaults(
   // Replicas: who is running is modelled, so that a stop always has a running target.
   const running = new Set(initialReplicas);
   let next = initialReplicas.length;
+  // One stop of every replica per run: the apiserver restart it takes is slow on a busy machine.
+  let downAlready = false;
   for (let at = rng.int(3000, 8000); at < last;) {
     const choices: Partial<Record<'stop' | 'join' | 'compaction-while-down', number>> = {};
     if (allowed('stop') && running.size > 0) choices.stop = 5;
     if (allowed('join') && mode === 'sharded' && running.size < MAX_REPLICAS) choices.join = 3;
-    if (allowed('compaction-while-down')) choices['compaction-while-down'] = 1;
+    if (allowed('compaction-while-down') && !downAlready) choices['compaction-while-down'] = 1;
     if (Object.keys(choices).length === 0) break;
     const kind = rng.weighted(choices);
     if (kind === 'join') {
@@ -220,6 +222,7 @@ function generateFaults(
       at += (rejoin ? downMs : 0) + rng.int(2000, 8000);
     } else {
       const downMs = rng.int(3000, 8000);
+      downAlready = true;
       faults.push({ atMs: at, item: { lane: 'replicas', kind: 'compaction-while-down', downMs } });
       at += downMs + rng.int(3000, 8000);
     }
@@ -248,7 +251,7 @@ function generateFaults(
             ? { lane: 'infra', kind, downMs: rng.int(1000, 5000) }
             : { lane: 'infra', kind };
     faults.push({ atMs: at, item: fault });
-    at += rng.int(8000, 20_000) + ('forMs' in fault ? fault.forMs : 0);
+    at += rng.int(15_000, 30_000) + ('forMs' in fault ? fault.forMs : 0);
   }
   return faults.sort((a, b) => a.atMs - b.atMs);
 }

@@ -249,8 +249,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       settled,
       driverLateMs: driver.lateMs,
     };
-    if (options.reportFile !== undefined)
+    if (options.reportFile !== undefined) {
+      result.replicaLogs = `${options.reportFile.replace(/\.json$/, '')}.logs`;
+      await replicas.writeLogs(result.replicaLogs);
       await writeFile(options.reportFile, JSON.stringify(result, null, 2));
+    }
     return result;
   } finally {
     for (const step of cleanup.reverse())

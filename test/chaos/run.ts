@@ -198,7 +198,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const line = verdictLine(report);
 
     const blamed = faults.timeline
-      .filter((e) => e.fault.lane !== 'receiver')
+      // What can leave a part unwatched: a replica stopping or joining, or a stall that costs the
+      // replicas their Leases (the other faults cost a relist at most, not the work on a part).
+      .filter((e) => e.fault.lane === 'replicas' || e.fault.kind === 'stall')
       .sort((a, b) => a.startedAt - b.startedAt);
     const faultsForBlame: ReplicaFault[] = blamed.map((e) => ({ kind: blameKind(e), at: e.startedAt }));
     const spots = blindSpots(replicas.logs(), schedule.mode, {

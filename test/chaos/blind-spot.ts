@@ -7,8 +7,10 @@
  * `started leading` under leader election, the start of the process otherwise) until that work
  * stopped: its next assignment, `stopped leading`, a restart of its work, or the end of the
  * process (the SIGKILL's time, or its exit after SIGTERM). In failover and single mode the whole
- * work is one part. A stretch of time in which nobody watched a part is a blind spot; each is
- * blamed on the last replica fault that began before it.
+ * work is one part. A stretch of time in which nobody watched a part is a blind spot. It is
+ * blamed on what ended the watching before it: when that was the end of a process, the last fault
+ * that stopped that replica (or every replica); otherwise (the members changed, so the work
+ * moved) the last fault that began before the stretch.
  */
 export interface ReplicaLog {
   identity: string;
@@ -21,6 +23,7 @@ export interface ReplicaLog {
 
 export interface ReplicaFault {
   kind: string;
+  /** The replica it stopped; `*` for every replica. */
   replica?: string;
   at: number;
 }
@@ -53,6 +56,9 @@ interface Interval {
   part: number;
   from: number;
   to: number;
+  identity: string;
+  /** The watching ended with the process (not a new assignment or a loss of the lead). */
+  exit: boolean;
 }
 
 /** The intervals in which `log` watched each of its parts. */
@@ -64,9 +70,10 @@ export function watchedIntervals(
   const end = log.endedAt ?? Number.POSITIVE_INFINITY;
   const out: Interval[] = [];
   let current: { parts: number[]; since: number; synced: number } | undefined;
-  const close = (at: number): void => {
+  const close = (at: number, exit = false): void => {
     if (current !== undefined && current.synced >= watchers) {
-      for (const part of current.parts) out.push({ part, from: current.since, to: at });
+      for (const part of current.parts)
+        out.push({ part, from: current.since, to: at, identity: log.identity, exit });
     }
     current = undefined;
   };
@@ -87,7 +94,7 @@ export function watchedIntervals(
       if (current.synced === watchers) current.since = at;
     }
   }
-  close(end);
+  close(end, log.endedAt !== undefined);
   return out.filter((i) => i.to > i.from);
 }
 
@@ -106,15 +113,20 @@ export function blindSpots(
   for (let part = 0; part < parts; part++) {
     const mine = intervals.filter((i) => i.part === part).sort((a, b) => a.from - b.from);
     let coveredTo = options.from;
+    let last: Interval | undefined;
     const emit = (from: number, to: number): void => {
       if (to <= from) return;
       let fault = -1;
-      for (const [index, f] of options.faults.entries()) if (f.at <= from + 1000) fault = index;
+      for (const [index, f] of options.faults.entries()) {
+        const stoppedIt = f.replica === '*' || f.replica === last?.identity;
+        if (f.at <= from + 1000 && (last?.exit !== true || stoppedIt)) fault = index;
+      }
       spots.push({ part, from, ms: to - from, fault });
     };
     for (const i of mine) {
       if (i.to <= coveredTo) continue;
       if (i.from > coveredTo) emit(coveredTo, Math.min(i.from, options.to));
+      if (i.to > coveredTo) last = i;
       coveredTo = Math.max(coveredTo, i.to);
       if (coveredTo >= options.to) break;
     }

@@ -202,7 +202,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       // replicas their Leases (the other faults cost a relist at most, not the work on a part).
       .filter((e) => e.fault.lane === 'replicas' || e.fault.kind === 'stall')
       .sort((a, b) => a.startedAt - b.startedAt);
-    const faultsForBlame: ReplicaFault[] = blamed.map((e) => ({ kind: blameKind(e), at: e.startedAt }));
+    const faultsForBlame: ReplicaFault[] = blamed.map((e) => ({
+      kind: blameKind(e),
+      at: e.startedAt,
+      ...(e.fault.kind === 'stop' ? { replica: e.fault.replica } : {}),
+      ...(e.fault.kind === 'compaction-while-down' ? { replica: '*' } : {}),
+    }));
     const spots = blindSpots(replicas.logs(), schedule.mode, {
       watchers: watchers.length,
       parts: BUCKETS,

@@ -19,13 +19,13 @@ test('a sharded replica watches its parts from the sync of all its watchers unti
     ],
   };
   assert.deepEqual(watchedIntervals(log, 'sharded', 2), [
-    { part: 0, from: 30, to: 200 },
-    { part: 1, from: 30, to: 200 },
-    { part: 1, from: 250, to: 500 },
+    { part: 0, from: 30, to: 200, identity: 'r0', exit: false },
+    { part: 1, from: 30, to: 200, identity: 'r0', exit: false },
+    { part: 1, from: 250, to: 500, identity: 'r0', exit: true },
   ]);
 });
 
-test('a part unwatched between a crash and its new owner’s sync is one blind spot, blamed on the crash', () => {
+test('a part unwatched between a crash and its new owner’s sync is blamed on the crash, a moved part on the last fault', () => {
   const logs: ReplicaLog[] = [
     {
       identity: 'r0',
@@ -52,10 +52,14 @@ test('a part unwatched between a crash and its new owner’s sync is one blind s
     parts: 2,
     from: 100,
     to: 10_000,
-    faults: [{ kind: 'SIGKILL', at: 1000 }],
+    // A join made while r1 was already dead is not what left its part unwatched.
+    faults: [
+      { kind: 'SIGKILL', replica: 'r1', at: 1000 },
+      { kind: 'join', at: 1500 },
+    ],
   });
   assert.deepEqual(spots, [
-    { part: 0, from: 7000, ms: 400, fault: 0 },
+    { part: 0, from: 7000, ms: 400, fault: 1 },
     { part: 1, from: 1000, ms: 6400, fault: 0 },
   ]);
 });
@@ -85,7 +89,7 @@ test('under leader election the work is one part, watched while leading', () => 
     parts: 16,
     from: 100,
     to: 20_000,
-    faults: [{ kind: 'SIGTERM', at: 2900 }],
+    faults: [{ kind: 'SIGTERM', replica: 'r0', at: 2900 }],
   });
   assert.deepEqual(spots, [{ part: 0, from: 3000, ms: 6500, fault: 0 }]);
 });

@@ -9,7 +9,8 @@
  *    the run waits until they watch everything; the checker's etcd watch starts there.
  * 3. The driver's operations and the fault lanes run at their times.
  * 4. Once the operations and faults are done, the run waits until the receiver has everything,
- *    or until it is quiet (no request for QUIET_MS, no replica holding a backlog); a safety net
+ *    or until it is quiet (the replicas watch everything, no request for QUIET_MS, no replica
+ *    holding a backlog); a safety net
  *    stops the wait in any case. The wait never passes a run: the checker decides.
  * 5. The report: the checker's counts and findings, the fault timeline, the hand-over blind spots
  *    (test/chaos/blind-spot.ts) and the command that replays the seed.
@@ -200,7 +201,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         settled = 'everything delivered';
         break;
       }
-      if (Date.now() - Math.max(lastRequest, operationsDone) > QUIET_MS && (await backlog(replicas)) === 0) {
+      if (
+        Date.now() - Math.max(lastRequest, operationsDone) > QUIET_MS &&
+        watchingAll(replicas, schedule.mode, watchers.length) &&
+        (await backlog(replicas)) === 0
+      ) {
         settled = 'quiet';
         break;
       }

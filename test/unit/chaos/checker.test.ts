@@ -1,0 +1,241 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  check,
+  expectedChanges,
+  verdictLine,
+  type Delivered,
+  type Receipt,
+  type WatcherScope,
+} from '../../chaos/checker.js';
+import type { Change } from '../../chaos/etcd-history.js';
+
+const IN = { 'chaos/in': 'yes' };
+const OUT = { 'chaos/in': 'no' };
+const watchers: WatcherScope[] = [
+  { name: 'all', namespaces: ['a'] },
+  { name: 'selected', namespaces: ['a'], selector: { label: 'chaos/in', value: 'yes' } },
+];
+
+/** cm-1 lives (u1), moves out of the selector and back, is deleted; the name is made again (u2). */
+const history: Change[] = [
+  { uid: 'u1', namespace: 'a', name: 'cm-1', resourceVersion: '10', type: 'added', labels: IN },
+  {
+    uid: 'u1',
+    namespace: 'a',
+    name: 'cm-1',
+    resourceVersion: '12',
+    type: 'modified',
+    labels: IN,
+    previousLabels: IN,
+  },
+  {
+    uid: 'u1',
+    namespace: 'a',
+    name: 'cm-1',
+    resourceVersion: '13',
+    type: 'modified',
+    labels: OUT,
+    previousLabels: IN,
+  },
+  {
+    uid: 'u1',
+    namespace: 'a',
+    name: 'cm-1',
+    resourceVersion: '14',
+    type: 'modified',
+    labels: IN,
+    previousLabels: OUT,
+  },
+  { uid: 'u1', namespace: 'a', name: 'cm-1', resourceVersion: '15', type: 'deleted', labels: IN },
+  { uid: 'u2', namespace: 'a', name: 'cm-1', resourceVersion: '16', type: 'added', labels: OUT },
+  {
+    uid: 'u2',
+    namespace: 'a',
+    name: 'cm-1',
+    resourceVersion: '17',
+    type: 'modified',
+    labels: OUT,
+    previousLabels: OUT,
+  },
+  // Another namespace: no watcher's.
+  { uid: 'u9', namespace: 'b', name: 'cm-9', resourceVersion: '18', type: 'added', labels: IN },
+];
+
+/** What a perfect Raven delivers: each change once, live, in order, one id each. */
+function perfect(): Receipt[] {
+  return expectedChanges(watchers, history).map((e, i) => ({
+    id: `${e.watcher}:${e.uid}:${e.resourceVersion}:${e.type}`,
+    at: i,
+    body: {
+      type: e.type,
+      watcher: e.watcher,
+      uid: e.uid,
+      namespace: e.namespace,
+      name: e.name,
+      resourceVersion: e.resourceVersion,
+      origin: 'live',
+    },
+  }));
+}
+
+const run = (receipts: Receipt[], more: { writes?: Parameters<typeof check>[0]['writes'] } = {}) =>
+  check({ watchers, history, writes: more.writes ?? [], receipts });
+
+const gap = (id: string, body: Partial<Delivered>, at = 100): Receipt => ({
+  id,
+  at,
+  body: { type: 'gap', watcher: 'all', reason: 'resume-expired', ...body },
+});
+
+test('a watcher with a label selector expects objects moving out as deleted and back in as added', () => {
+  const selected = expectedChanges(watchers, history).filter((e) => e.watcher === 'selected');
+  assert.deepEqual(
+    selected.map((e) => `${e.uid}@${e.resourceVersion}:${e.type}`),
+    ['u1@10:added', 'u1@12:modified', 'u1@13:deleted', 'u1@14:added', 'u1@15:deleted'],
+  );
+});
+
+test('every change delivered once passes, and requests repeated under one id are only counted', () => {
+  const receipts = perfect();
+  const first = receipts[0];
+  assert.ok(first);
+  const report = run([...receipts, { ...first, at: 50 }]);
+  assert.equal(report.verdict, 'PASS', verdictLine(report));
+  assert.equal(report.counts.expected, 12);
+  assert.equal(report.counts.repeats, 1);
+  assert.match(verdictLine(report), /^PASS: 12 changes expected, 12 processed, 0 missing/);
+});
+
+test('a change never delivered is missing and fails the run', () => {
+  // The deletion of u1, the first incarnation of a name made again: the known name-keyed loss.
+  const receipts = perfect().filter(
+    (r) => !(r.body.uid === 'u1' && r.body.type === 'deleted' && r.body.watcher === 'all'),
+  );
+  const report = run(receipts);
+  assert.equal(report.verdict, 'FAIL');
+  assert.equal(report.counts.missing, 1);
+  assert.deepEqual(
+    report.missing.map((f) => [f.watcher, f.uid, f.resourceVersion]),
+    [['all', 'u1', '15']],
+  );
+});
+
+test('one change processed under two ids is reported as delivered twice', () => {
+  const receipts = perfect();
+  const copy = receipts.find((r) => r.body.uid === 'u2' && r.body.resourceVersion === '17');
+  assert.ok(copy);
+  const report = run([...receipts, { ...copy, id: 'another-id', at: 99 }]);
+  assert.equal(report.verdict, 'FAIL');
+  assert.equal(report.counts.twice, 1);
+  assert.deepEqual(report.twice[0]?.ids, [copy.id, 'another-id']);
+});
+
+test('an event for a change that never happened is a phantom', () => {
+  const report = run([
+    ...perfect(),
+    {
+      id: 'p',
+      at: 99,
+      body: { type: 'modified', watcher: 'all', uid: 'u1', resourceVersion: '11', origin: 'live' },
+    },
+    // A change in a namespace the watcher does not watch is a phantom for it too.
+    {
+      id: 'q',
+      at: 99,
+      body: { type: 'added', watcher: 'all', uid: 'u9', resourceVersion: '18', origin: 'live' },
+    },
+  ]);
+  assert.equal(report.verdict, 'FAIL');
+  assert.deepEqual(
+    report.phantoms.map((f) => `${f.uid}@${f.resourceVersion}`),
+    ['u1@11', 'u9@18'],
+  );
+});
+
+test('a re-created object delivered as modified has the wrong type', () => {
+  const receipts = perfect().map((r) =>
+    r.body.uid === 'u2' && r.body.resourceVersion === '16'
+      ? { ...r, body: { ...r.body, type: 'modified' as const } }
+      : r,
+  );
+  const report = run(receipts);
+  assert.equal(report.verdict, 'FAIL');
+  assert.equal(report.counts.wrongType, 1);
+  assert.match(report.wrongType[0]?.detail ?? '', /delivered as modified .* the change was added/);
+});
+
+test('an object whose changes are processed out of order is reported', () => {
+  const receipts = perfect().map((r) =>
+    r.body.watcher === 'all' && r.body.uid === 'u1' && r.body.resourceVersion === '10'
+      ? { ...r, at: 1000 }
+      : r,
+  );
+  const report = run(receipts);
+  assert.equal(report.verdict, 'FAIL');
+  assert.equal(report.counts.outOfOrder, 1);
+});
+
+test('changes skipped under a gap notice that covers them pass; the end state compared with a checkpoint may be typed by it', () => {
+  // Raven was down from rv 10 to 15: u1's changes 12 to 14 were skipped; the deletion came as a tombstone.
+  const receipts = perfect().filter(
+    (r) => r.body.watcher !== 'all' || r.body.uid !== 'u1' || r.body.resourceVersion === '10',
+  );
+  receipts.push(
+    {
+      id: 'tomb',
+      at: 60,
+      body: {
+        type: 'deleted',
+        watcher: 'all',
+        uid: 'u1',
+        resourceVersion: '10',
+        origin: 'restart',
+        tombstone: true,
+      },
+    },
+    gap('g1', { fromResourceVersion: '10', toResourceVersion: '15' }),
+  );
+  const report = run(receipts);
+  assert.equal(report.verdict, 'PASS', verdictLine(report));
+  assert.equal(report.counts.skippedWithNotice, 3);
+  assert.equal(report.counts.gapNotices, 1);
+});
+
+test('a change skipped outside every gap notice is missing, and a notice of another namespace covers nothing', () => {
+  const receipts = perfect().filter((r) => !(r.body.watcher === 'all' && r.body.resourceVersion === '12'));
+  receipts.push(gap('g1', { fromResourceVersion: '12', toResourceVersion: '15' }));
+  receipts.push(gap('g2', { namespace: 'b', fromResourceVersion: '11', toResourceVersion: '15' }));
+  const report = run(receipts);
+  assert.equal(report.verdict, 'FAIL');
+  assert.equal(report.counts.missing, 1);
+  assert.equal(report.counts.needlessGapNotices, 2);
+});
+
+test('a gap notice when nothing was skipped is a false alarm and fails the run', () => {
+  const report = run([
+    ...perfect(),
+    gap('g', { reason: 'relist', fromResourceVersion: '12', toResourceVersion: '17' }),
+  ]);
+  assert.equal(report.verdict, 'FAIL');
+  assert.equal(report.counts.needlessGapNotices, 1);
+  assert.match(
+    report.needlessGapNotices[0]?.detail ?? '',
+    /relist, after 12 up to 17\) though no change in it was skipped/,
+  );
+});
+
+test('a write the checker’s own history lacks makes the run inconclusive, never a pass', () => {
+  const report = run(perfect(), {
+    writes: [
+      { type: 'added', uid: 'u1', resourceVersion: '10' },
+      { type: 'deleted', uid: 'u1' },
+      { type: 'modified', uid: 'u2', resourceVersion: '20' },
+    ],
+  });
+  assert.equal(report.verdict, 'INCONCLUSIVE');
+  assert.deepEqual(
+    report.incompleteHistory.map((f) => `${f.uid}@${f.resourceVersion}`),
+    ['u2@20'],
+  );
+});

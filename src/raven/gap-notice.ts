@@ -22,7 +22,11 @@ export type GapReason = 'resume-expired' | 'relist' | 'no-resume-point' | 'overf
 
 export interface GapNotice {
   type: 'gap';
-  /** Stable for one gap, for deduplication: `<watcher>:gap:<reason>:<from>:<to>`. */
+  /**
+   * Stable for one gap, for deduplication: `<watcher>:gap:<reason>:<from>:<to>`, and
+   * `:<namespace>` for a gap of one namespace's watch (two namespaces' watches may lose their
+   * places over the same resourceVersions: two gaps).
+   */
   id: string;
   watcher: string;
   resource: ResourceId;
@@ -85,7 +89,7 @@ export function gapNotice(details: GapDetails): GapNotice {
   const since = details.since === undefined ? '' : ` (since ${details.since})`;
   return {
     type: 'gap',
-    id: `${watcher}:gap:${reason}:${from ?? ''}:${to ?? ''}`,
+    id: `${watcher}:gap:${reason}:${from ?? ''}:${to ?? ''}${details.namespace === undefined ? '' : `:${details.namespace}`}`,
     watcher,
     resource: details.resource,
     namespace: details.namespace,

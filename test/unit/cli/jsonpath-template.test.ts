@@ -178,7 +178,7 @@ test('a quoted key the object lacks is read as kubectl reads it, a path', () => 
 
 test('custom columns read the same paths, with or without the leading dot', () => {
   const columns = parseCustomColumns(
-    'KEY:.data.app\\.yaml,BRACKET:{.data[\'app.yaml\']},BARE:data.plain,NODES:.items[*].metadata.name',
+    "KEY:.data.app\\.yaml,BRACKET:{.data['app.yaml']},BARE:data.plain,NODES:.items[*].metadata.name",
   );
   assert.deepEqual(
     columns.map((c) => columnText(c, list)),

@@ -50,6 +50,9 @@ test('a gap notice says what may be missing, from when, and why, and has a stabl
   const gap = notice();
   assert.equal(gap.type, 'gap');
   assert.equal(gap.id, 'cms:gap:resume-expired:120:480');
+  // Two namespaces' watches losing their places over the same resourceVersions are two gaps.
+  assert.equal(notice({ namespace: 'shop' }).id, 'cms:gap:resume-expired:120:480:shop');
+  assert.notEqual(notice({ namespace: 'shop' }).id, notice({ namespace: 'team' }).id);
   assert.equal(
     gap.message,
     'changes to configmaps (watcher cms) after resourceVersion 120 up to 480 (since 2024-05-01T11:00:00.000Z) ' +

@@ -11,8 +11,8 @@ import assert from 'node:assert/strict';
 import type { ControlPlane } from '../harness/control-plane.js';
 import { PostgresServer } from '../harness/postgres-server.js';
 import { privateCluster } from '../harness/test-cluster.js';
-import { runChaos, type ChaosReport } from '../chaos/run.js';
-import type { Mode } from '../chaos/schedule.js';
+import { runChaos, type ChaosReport } from './run.js';
+import type { Mode } from './schedule.js';
 
 /** The CI seeds: chosen so that each schedule has a hand-over and a name deleted and made again. */
 const SEEDS: { mode: Mode; seed: number; durationS: number }[] = [

@@ -263,6 +263,7 @@ export class WatcherPipeline {
       type: event.type,
       object: tombstone && previous !== undefined ? previous : redact(event.object, this.resource.resource),
       previous: event.type === 'modified' ? previous : undefined,
+      managers: event.type === 'modified' ? event.managers : undefined,
       tombstone,
       origin,
     });

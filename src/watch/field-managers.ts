@@ -172,7 +172,7 @@ function entryOf(
  * not listed: it wrote nothing.
  *
  * @example
- * const changes = changedFieldManagers(known.stamp, scanManagedFieldsObject(object));
+ * const changes = changedFieldManagers(known.stamp, scanManagedFieldsObject(pod));
  * // => [{ manager: 'kubectl', operation: 'Update', time: '…', change: 'time', fieldsV1: '{"f:spec":…}' }]
  */
 export function changedFieldManagers(

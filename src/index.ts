@@ -95,6 +95,8 @@ export type { ResourceRef } from './client/resource-path.js';
 export { UnknownResourceError } from './client/unknown-resource-error.js';
 export { version } from './client/version.js';
 export { dropManagedFields } from './watch/decode/drop-managed-fields.js';
+export { type ChangedBy, changedBy } from './watch/changed-by.js';
+export type { FieldManagerChange } from './watch/field-managers.js';
 export type { WatchEvent } from './watch/decode/watch-event.js';
 export { onEvents, type WatchHandlers } from './watch/on-events.js';
 export { FieldSelector, parseFieldSelector } from './watch/scope/field-selector.js';

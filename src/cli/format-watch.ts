@@ -9,6 +9,9 @@
 import { stringify } from 'yaml';
 import type { KubeObject } from '../client/kube-object.js';
 import type { WatcherEvent } from '../watch/watcher-events.js';
+import { changedBy } from '../watch/changed-by.js';
+import type { ChangedBy, DiffEntry } from '../raven/change-event.js';
+import { changedByText } from '../raven/changed-by-text.js';
 import { diffObjects, formatDiffEntries } from '../raven/diff.js';
 import { redact } from '../raven/redact.js';
 import { paint, type Output } from './output.js';
@@ -149,6 +152,19 @@ function brief(entries: readonly string[][]): { shown: string[]; left: number } 
   });
   return { shown, left };
 }
+/** Each entry's first line followed by who made that change (`  by m (Update) at 10:42:07`). */
+function attributed(
+  entries: string[][],
+  diff: readonly DiffEntry[],
+  who: readonly ChangedBy[] | undefined,
+): string[][] {
+  if (who === undefined) return entries;
+  return entries.map((lines, i) => {
+    const by = changedByText(who, diff[i]?.path ?? '');
+    return by === '' || lines.length === 0 ? lines : [`${lines[0] ?? ''}  ${by}`, ...lines.slice(1)];
+  });
+}
+
 /** Widest a server column is padded to; longer cells push the rest of their row right. */
 const MAX_COLUMN_WIDTH = 40;
 
@@ -197,6 +213,15 @@ export class WatchPrinter {
         ? redact(event.previous, this.#c.resource)
         : undefined;
     const diff = previous === undefined ? [] : diffObjects(previous, object);
+    const who =
+      event.type === 'modified' && event.managers !== undefined && previous !== undefined
+        ? changedBy(
+            event.managers,
+            diff.map((d) => d.path),
+            object,
+          )
+        : undefined;
+    const extra = who === undefined ? {} : { changedBy: who };
     const format = this.#c.format;
     switch (format.kind) {
       case 'name':
@@ -208,11 +233,11 @@ export class WatchPrinter {
       case 'custom-columns':
         return this.#customRow(format.columns, object);
       case 'json':
-        return `${JSON.stringify({ type: this.#label(event), object, ...(previous === undefined ? {} : { diff }) })}\n`;
+        return `${JSON.stringify({ type: this.#label(event), object, ...(previous === undefined ? {} : { diff, ...extra }) })}\n`;
       case 'yaml':
-        return `---\n${stringify({ type: this.#label(event), ...(previous === undefined ? {} : { diff }), object })}`;
+        return `---\n${stringify({ type: this.#label(event), ...(previous === undefined ? {} : { diff, ...extra }), object })}`;
       default:
-        return this.#row(event, object, cells, formatDiffEntries(diff));
+        return this.#row(event, object, cells, attributed(formatDiffEntries(diff), diff, who));
     }
   }
 

@@ -7,7 +7,10 @@
  */
 import type { KubeObject } from '../client/kube-object.js';
 import { metadataKey } from '../client/object-key.js';
+import type { ChangedBy } from '../watch/changed-by.js';
 import type { EventOccurrence } from './events/event-occurrence.js';
+
+export type { ChangedBy };
 
 /** What resource an event is about. */
 export interface ResourceId {
@@ -55,6 +58,13 @@ export interface ChangeEvent {
   previous: KubeObject | undefined;
   /** For `modified`: what changed, noise paths left out. Empty otherwise. */
   diff: DiffEntry[];
+  /**
+   * For a `modified` event seen live or by a relist: the field managers whose managedFields entry
+   * changed with it, each with the `diff` paths attributed to it (docs/sinks.md, "Who made the
+   * change"). Absent when unknown (the previous state's entries were not seen, as for the first
+   * change after a restart) and for other events.
+   */
+  changedBy?: ChangedBy[];
   /** For `deleted`: the deletion was inferred (relist or restart), the final state is unknown. */
   tombstone: boolean;
   /** When Raven saw the change (ISO 8601). */

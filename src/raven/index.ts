@@ -13,7 +13,14 @@ export {
 export { defaultRavenConfig } from './config/default-raven-config.js';
 export type { RavenConfig } from './config/raven-config-schema.js';
 export { ConfigAggregateError, configErrorList } from '../errors/config-aggregate-error.js';
-export type { ChangeEvent, ChangeOrigin, ChangeType, DiffEntry, ResourceId } from './change-event.js';
+export type {
+  ChangedBy,
+  ChangeEvent,
+  ChangeOrigin,
+  ChangeType,
+  DiffEntry,
+  ResourceId,
+} from './change-event.js';
 export type { GapNotice, SinkRecord } from './gap-notice.js';
 export type { Sink } from './sinks/sink.js';
 export { StdoutSink, type StdoutSinkOptions } from './sinks/stdout-sink.js';

@@ -10,8 +10,11 @@ import {
   type ChangeEvent,
   type ChangeOrigin,
   type ChangeType,
+  type DiffEntry,
   type ResourceId,
 } from './change-event.js';
+import { changedBy } from '../watch/changed-by.js';
+import type { FieldManagerChange } from '../watch/field-managers.js';
 import { diffObjects } from './diff.js';
 import { redact } from './redact.js';
 
@@ -30,6 +33,8 @@ export interface Change {
   previous?: KubeObject | undefined;
   tombstone?: boolean;
   origin: ChangeOrigin;
+  /** For `modified`: the managedFields entries that changed (the watcher's `managers`), if known. */
+  managers?: readonly FieldManagerChange[] | undefined;
 }
 
 /** A change event from raw objects: `object` and `previous` are redacted first. */
@@ -44,8 +49,12 @@ export function toChangeEvent(context: ChangeContext, change: Change): ChangeEve
 
 /** A change event from objects already redacted (the store's). */
 export function buildChangeEvent(context: ChangeContext, change: Change): ChangeEvent {
-  const { object, previous } = change;
+  const { object, previous, managers } = change;
   const meta = object.metadata;
+  const diff =
+    change.type === 'modified' && previous !== undefined
+      ? diffObjects(previous, object, { ignore: context.diffIgnore })
+      : [];
   return {
     id: eventId(context.watcher, change.type, object),
     watcher: context.watcher,
@@ -58,11 +67,15 @@ export function buildChangeEvent(context: ChangeContext, change: Change): Change
     resourceVersion: meta?.resourceVersion,
     object,
     previous,
-    diff:
-      change.type === 'modified' && previous !== undefined
-        ? diffObjects(previous, object, { ignore: context.diffIgnore })
-        : [],
+    diff,
+    ...(change.type === 'modified' && managers !== undefined
+      ? { changedBy: changedBy(managers, paths(diff), object) }
+      : {}),
     tombstone: change.tombstone ?? false,
     time: context.time,
   };
+}
+
+function paths(diff: readonly DiffEntry[]): string[] {
+  return diff.map((d) => d.path);
 }

@@ -22,6 +22,11 @@
  * decides a change's type or its previous state is by name and uid
  * ({@link KnownObjects.incarnation}), and the extra incarnations are kept beside the entries until
  * they are deleted or a relist shows they are gone.
+ *
+ * Beside each object, a stamp of its managedFields entries (`field-managers.ts`), taken from the
+ * bytes before managedFields are dropped: {@link KnownObjects.update} compares it with the new
+ * state's and says which entries changed, so a `modified` event names its writers whether or not
+ * objects or managedFields are kept.
  */
 import { metadataKey } from '../client/object-key.js';
 import { utf8 } from './decode/bytes.js';
@@ -29,6 +34,13 @@ import { decodeCbor } from './decode/cbor.js';
 import { parseBytesWithoutManagedFields } from './decode/drop-managed-fields.js';
 import type { ObjectPeek } from './decode/peek.js';
 import type { KubeObject } from './decode/watch-event.js';
+import {
+  changedFieldManagers,
+  scanManagedFieldsBytes,
+  scanManagedFieldsObject,
+  type FieldManagerChange,
+  type ManagedFieldsScan,
+} from './field-managers.js';
 
 export interface Known {
   resourceVersion: string | undefined;
@@ -43,6 +55,8 @@ export interface Known {
   object: KubeObject | undefined;
   /** The (re)list that last saw this object (see {@link KnownObjects.beginList}); 0: none. */
   listed: number;
+  /** The stamp of its managedFields entries; undefined when unknown (or not taken). */
+  managed: Int32Array | undefined;
 }
 
 /** Where an object came from: the bytes it was decoded from (a view that may be reused). */
@@ -57,6 +71,8 @@ export interface KnownObjectsOptions {
   keepObjects: boolean;
   /** The watcher decodes without managedFields: decode kept bytes the same way. */
   dropManagedFields: boolean;
+  /** Stamp each object's managedFields entries, so {@link KnownObjects.update} can name the writers. Default false. */
+  fieldManagers?: boolean;
 }
 
 export class KnownObjects<T extends KubeObject> {
@@ -65,6 +81,7 @@ export class KnownObjects<T extends KubeObject> {
   readonly #older = new Map<string, { key: string; known: Known }>();
   readonly #keep: boolean;
   readonly #dropManagedFields: boolean;
+  readonly #fieldManagers: boolean;
   /** The current (re)list, and how many known objects it has seen so far. */
   #list = 0;
   #listedCount = 0;
@@ -72,6 +89,7 @@ export class KnownObjects<T extends KubeObject> {
   constructor(options: KnownObjectsOptions) {
     this.#keep = options.keepObjects;
     this.#dropManagedFields = options.dropManagedFields;
+    this.#fieldManagers = options.fieldManagers === true;
   }
 
   get size(): number {
@@ -217,11 +235,23 @@ export class KnownObjects<T extends KubeObject> {
       cbor: source?.cbor === true,
       object: this.#keep && kept === undefined ? object : undefined,
       listed: 0,
+      managed: this.#scan(object, source, inEvent)?.stamp,
     };
   }
 
-  /** Update an entry (from {@link get}) in place: the object is now `object`, from `source`. */
-  update(known: Known, object: T, source: ObjectSource | undefined, inEvent: boolean): void {
+  /**
+   * Update an entry (from {@link get}) in place: the object is now `object`, from `source`. Returns
+   * the managedFields entries that differ from the entry's previous state (undefined: unknown).
+   */
+  update(
+    known: Known,
+    object: T,
+    source: ObjectSource | undefined,
+    inEvent: boolean,
+  ): FieldManagerChange[] | undefined {
+    const scan = this.#scan(object, source, inEvent);
+    const changes = changedFieldManagers(known.managed, scan);
+    known.managed = scan?.stamp;
     const kept = this.#kept(source);
     known.resourceVersion = object.metadata?.resourceVersion;
     known.uid = object.metadata?.uid;
@@ -229,6 +259,22 @@ export class KnownObjects<T extends KubeObject> {
     known.inEvent = inEvent;
     known.cbor = source?.cbor === true;
     known.object = this.#keep && kept === undefined ? object : undefined;
+    return changes;
+  }
+
+  /**
+   * The managedFields entries of `object`: from its JSON bytes, where they are even when the
+   * watcher drops them; else from the object when it still has them. Unknown for CBOR bytes
+   * decoded without them.
+   */
+  #scan(object: T, source: ObjectSource | undefined, inEvent: boolean): ManagedFieldsScan | undefined {
+    if (!this.#fieldManagers) return undefined;
+    if (source !== undefined) {
+      if (source.cbor !== true) return scanManagedFieldsBytes(source.bytes, inEvent);
+      return this.#dropManagedFields ? undefined : scanManagedFieldsObject(object);
+    }
+    // Handed over as is (a resume's objects): known only when they kept their managedFields.
+    return object.metadata?.managedFields === undefined ? undefined : scanManagedFieldsObject(object);
   }
 
   delete(key: string): Known | undefined {

@@ -7,6 +7,7 @@
  * their final state is unknown, `object` is the last state the watcher saw.
  */
 import type { KubeObject } from './decode/watch-event.js';
+import type { FieldManagerChange } from './field-managers.js';
 
 export type { KubeObject };
 
@@ -22,8 +23,13 @@ export type WatcherEvent<T extends object = KubeObject> =
   /** A (re)list is complete: every object that exists has been delivered. */
   | { type: 'synced'; resourceVersion: string; relist: boolean }
   | { type: 'added'; object: T }
-  /** `previous` is the last state seen, unless the watcher was told not to keep objects. */
-  | { type: 'modified'; object: T; previous: T | undefined }
+  /**
+   * `previous` is the last state seen, unless the watcher was told not to keep objects.
+   * `managers`: the managedFields entries that differ from the last state's (who wrote this
+   * change; `changedBy` lays them over the changed paths); absent when unknown (no entries were
+   * known for the last state, `fieldManagers: false`, or a CBOR watch dropping managedFields).
+   */
+  | { type: 'modified'; object: T; previous: T | undefined; managers?: FieldManagerChange[] }
   /** `tombstone`: the deletion was inferred by a relist and `object` is the last known state. */
   | { type: 'deleted'; object: T; tombstone: boolean }
   /** The server confirmed progress up to `resourceVersion` without a change. */

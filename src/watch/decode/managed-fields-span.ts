@@ -34,17 +34,36 @@ export function managedFieldsSpan(
   bytes: Uint8Array,
   parents: readonly string[],
 ): [number, number] | undefined {
+  const member = findMember(bytes, parents);
+  if (member === undefined) return undefined;
+  const [at, , valueEnd] = member;
+  const before = skipSpaceBack(bytes, at - 1);
+  if (bytes[before] === COMMA) return [before, valueEnd];
+  const after = skipSpace(bytes, valueEnd);
+  if (bytes[after] === COMMA) return [at, after + 1];
+  return [at, valueEnd];
+}
+
+/**
+ * Where the value of `metadata.managedFields` is, `[from, to)`: the array (or `null`) itself,
+ * without its key. Undefined when {@link managedFieldsSpan} would be.
+ */
+export function managedFieldsValue(
+  bytes: Uint8Array,
+  parents: readonly string[],
+): [number, number] | undefined {
+  const member = findMember(bytes, parents);
+  return member === undefined ? undefined : [member[1], member[2]];
+}
+
+/** The member's key position, and its value's start and end. */
+function findMember(bytes: Uint8Array, parents: readonly string[]): [number, number, number] | undefined {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const at = buf.indexOf(KEY);
   if (at < 0 || !enclosedBy(bytes, at, parents)) return undefined;
-  let valueStart = skipSpace(bytes, at + KEY.length);
+  const valueStart = skipSpace(bytes, at + KEY.length);
   const valueEnd = endOfValue(bytes, valueStart);
-  if (valueEnd < 0) return undefined;
-  const before = skipSpaceBack(bytes, at - 1);
-  if (bytes[before] === COMMA) return [before, valueEnd];
-  valueStart = skipSpace(bytes, valueEnd);
-  if (bytes[valueStart] === COMMA) return [at, valueStart + 1];
-  return [at, valueEnd];
+  return valueEnd < 0 ? undefined : [at, valueStart, valueEnd];
 }
 
 /**
@@ -96,7 +115,7 @@ function enclosedBy(bytes: Uint8Array, at: number, parents: readonly string[]): 
 }
 
 /** Index of the closing quote of the string whose content starts at `i`, or -1. */
-function endOfString(bytes: Uint8Array, i: number): number {
+export function endOfString(bytes: Uint8Array, i: number): number {
   for (; i < bytes.length; i++) {
     const b = bytes[i];
     if (b === QUOTE) return i;
@@ -106,7 +125,7 @@ function endOfString(bytes: Uint8Array, i: number): number {
 }
 
 /** Index just past the array, object or `null` starting at `i`, or -1 when it is anything else. */
-function endOfValue(bytes: Uint8Array, i: number): number {
+export function endOfValue(bytes: Uint8Array, i: number): number {
   const first = bytes[i];
   if (first === 0x6e)
     return bytes[i + 1] === 0x75 && bytes[i + 2] === 0x6c && bytes[i + 3] === 0x6c ? i + 4 : -1;
@@ -125,7 +144,7 @@ function endOfValue(bytes: Uint8Array, i: number): number {
   return -1;
 }
 
-function skipSpace(bytes: Uint8Array, i: number): number {
+export function skipSpace(bytes: Uint8Array, i: number): number {
   while (i < bytes.length && isJsonWhitespace(bytes[i] as number)) i++;
   return i;
 }
@@ -135,7 +154,7 @@ function skipSpaceBack(bytes: Uint8Array, i: number): number {
   return i;
 }
 
-function sameAscii(bytes: Uint8Array, start: number, end: number, text: string): boolean {
+export function sameAscii(bytes: Uint8Array, start: number, end: number, text: string): boolean {
   if (end - start !== text.length) return false;
   for (let i = 0; i < text.length; i++) if (bytes[start + i] !== text.charCodeAt(i)) return false;
   return true;

@@ -168,6 +168,8 @@ export async function watchTarget(
     namespaces,
     ...target.selectors,
     dropManagedFields: target.values['show-managed-fields'] !== true,
+    // Who made each change, on the diff lines.
+    fieldManagers: true,
     signal,
     // Transient failures are the outage's lines; the others are judged by WatchFailures.
     outages: {

@@ -168,6 +168,8 @@ export class WatcherPipeline {
       labelSelector: c.labelSelector,
       fieldSelector: c.fieldSelector,
       dropManagedFields: c.dropManagedFields,
+      // Who made each change (`changedBy` in every sink's record).
+      fieldManagers: true,
       // The pipeline keeps each object (redacted) for diffs and tombstones: the watcher need not.
       keepObjects: false,
       clock: options.clock,

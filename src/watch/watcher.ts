@@ -108,7 +108,8 @@ export interface WatcherOptions {
    * `managers`, the entries that changed (who wrote it; see `changedBy`). Works with
    * `dropManagedFields` (the entries are read from the bytes before they are cut), except for a
    * CBOR watch. Costs a scan of the managedFields bytes per object and 12 bytes per entry kept per
-   * object. Default true.
+   * object. Default false: a library watch pays for it only when asked (the daemon and the CLI
+   * ask).
    */
   fieldManagers?: boolean;
   /** Watch timeoutSeconds is drawn from [min, max) per stream so streams end and resume spread out. Default 300-600. */
@@ -208,7 +209,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
     this.#known = new KnownObjects<T>({
       keepObjects: options.keepObjects ?? true,
       dropManagedFields: options.dropManagedFields === true,
-      fieldManagers: options.fieldManagers ?? true,
+      fieldManagers: options.fieldManagers ?? false,
     });
     this.#watchList = options.watchList ?? true;
     this.#started = this.#clock.now();

@@ -132,6 +132,7 @@ test('the watcher names who made each change, with managedFields dropped from wh
     transport: client,
     path: `/apis/apps/v1/namespaces/${ns}/deployments`,
     dropManagedFields: true,
+    fieldManagers: true,
     signal: abort.signal,
   });
   const attributed: string[] = [];

@@ -228,8 +228,12 @@ test('a change on line 21 of a 40-line ConfigMap value shows as that line, in th
   for (const raven of [table, diff]) {
     await watchUntil(t, raven, 'the new line', /^\s+\+option_21: edited$/);
     const at = raven.stdout.findIndex((l) => /^MODIFIED\s+app\b/.test(l));
+    const shown = raven.stdout.slice(at + 1, at + 7).map((l) => l.trim());
+    // The path's line names who made the change (the harness's requests name no field manager).
+    const by = / {2}by \S+ \(Update\) at \d\d:\d\d:\d\d$/;
+    assert.match(shown[0] ?? '', by);
     assert.deepEqual(
-      raven.stdout.slice(at + 1, at + 7).map((l) => l.trim()),
+      shown.map((l) => l.replace(by, '')),
       [
         'data["app.yaml"]: text changed (40 → 40 lines)',
         '@@ -18,7 +18,7 @@',

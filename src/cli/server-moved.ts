@@ -27,10 +27,10 @@ export interface ServerMovedOptions {
 
 /**
  * @example
- * const moved = new ServerMoved({ current: client.server, reload: () => loadConfig(...), now: Date.now });
+ * const moved = new ServerMoved({ current: client.server, reload: () => loadConfig(), now: () => Date.now() });
  * for await (const event of watcher) {
  *   if (event.type !== 'error') moved.answered();
- *   else if ((config = await moved.failed(event.error)) !== undefined) return restartOn(config);
+ *   else if ((await moved.failed(event.error)) !== undefined) break; // watch the server it names now
  * }
  */
 export class ServerMoved {

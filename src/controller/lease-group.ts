@@ -183,7 +183,8 @@ export class LeaseGroup {
    * once; the promise resolves when the Lease carrying it stood (or the group stopped).
    *
    * @example
-   * onChange: (members) => { stopWorkNotMine(members).then(() => group.settle(members)); }
+   * // The parts of the view this member no longer owns are drained; none new taken yet:
+   * await group.settle(group.members);
    */
   settle(members: readonly string[]): Promise<void> {
     const view = [...members].sort().join(',');

@@ -118,3 +118,15 @@ export function toObjectKey(key: string): ObjectKey {
   parseObjectKey(key);
   return key as ObjectKey;
 }
+
+/**
+ * Whether two uids are of one incarnation of an object: equal, or one of them not known. An
+ * object is its uid; a name deleted and made again is another object under the same key.
+ *
+ * @example
+ * sameIncarnation('u1', 'u1'); // => true
+ * sameIncarnation('u1', 'u2'); // => false
+ */
+export function sameIncarnation(a: string | undefined, b: string | undefined): boolean {
+  return a === undefined || b === undefined || a === b;
+}

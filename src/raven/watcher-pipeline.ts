@@ -19,7 +19,7 @@
 import type { ResolvedResource } from '../client/api-resource.js';
 import type { KubeObject } from '../client/kube-object.js';
 import { MemoryStore } from '../cache/memory-store.js';
-import { makeObjectKey, objectKey } from '../client/object-key.js';
+import { makeObjectKey, objectKey, sameIncarnation } from '../client/object-key.js';
 import { NAMESPACE_INDEX } from '../cache/store.js';
 import { watchResource, type ScopedWatcher } from '../watch/watch-resource.js';
 import type { WatchTransport } from '../watch/watcher.js';
@@ -283,7 +283,7 @@ export class WatcherPipeline {
     const stored = this.#objects.get(objectKey(event.object)) as KubeObject | undefined;
     // An object is its uid: the state kept for its name may be another incarnation's (a sharded
     // replica replays a part's changes while a re-created object of the name is kept).
-    const mine = stored !== undefined && sameIncarnation(stored, event.object);
+    const mine = stored !== undefined && sameIncarnation(stored.metadata?.uid, event.object.metadata?.uid);
     const uid = event.object.metadata?.uid;
     const own = mine ? stored : uid === undefined ? undefined : this.#older.get(uid);
     const previous =
@@ -312,7 +312,7 @@ export class WatcherPipeline {
    */
   #keep(object: KubeObject): void {
     const stored = this.#objects.get(objectKey(object)) as KubeObject | undefined;
-    if (stored === undefined || sameIncarnation(stored, object)) {
+    if (stored === undefined || sameIncarnation(stored.metadata?.uid, object.metadata?.uid)) {
       this.#objects.add(object);
       return;
     }
@@ -334,11 +334,4 @@ function logOutage(log: Logger, report: OutageReport): void {
   const { kind, message, ...fields } = report;
   if (kind === 'healed') log.info({ outage: kind, ...fields }, message);
   else log.warn({ outage: kind, ...fields }, message);
-}
-
-/** Whether two states are of one incarnation: the same uid, or a uid not known. */
-function sameIncarnation(a: KubeObject, b: KubeObject): boolean {
-  const x = a.metadata?.uid;
-  const y = b.metadata?.uid;
-  return x === undefined || y === undefined || x === y;
 }

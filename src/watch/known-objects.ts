@@ -28,7 +28,7 @@
  * state's and says which entries changed, so a `modified` event names its writers whether or not
  * objects or managedFields are kept.
  */
-import { metadataKey } from '../client/object-key.js';
+import { metadataKey, sameIncarnation } from '../client/object-key.js';
 import { utf8 } from './decode/bytes.js';
 import { decodeCbor } from './decode/cbor.js';
 import { parseBytesWithoutManagedFields } from './decode/drop-managed-fields.js';
@@ -335,9 +335,4 @@ export class KnownObjects<T extends KubeObject> {
     ) as { object: T } | T;
     return inEvent ? (value as { object: T }).object : (value as T);
   }
-}
-
-/** Whether two uids are of one incarnation: equal, or one of them not known. */
-function sameIncarnation(a: string | undefined, b: string | undefined): boolean {
-  return a === undefined || b === undefined || a === b;
 }

@@ -15,7 +15,14 @@ interface Run {
   types(): string[];
 }
 
-function start(script: Step[], options: { watchList?: boolean; inactivityTimeoutMs?: number } = {}): Run {
+function start(
+  script: Step[],
+  options: {
+    watchList?: boolean;
+    inactivityTimeoutMs?: number;
+    resume?: { resourceVersion: string; objects: object[] };
+  } = {},
+): Run {
   const clock = new FakeClock();
   const transport = new FakeTransport(script, clock);
   const watcher = watch({
@@ -25,6 +32,7 @@ function start(script: Step[], options: { watchList?: boolean; inactivityTimeout
     random: () => 0.5,
     watchList: options.watchList ?? false,
     inactivityTimeoutMs: options.inactivityTimeoutMs,
+    ...(options.resume === undefined ? {} : { resume: options.resume }),
   });
   const events: WatcherEvent[] = [];
   const done = (async () => {
@@ -629,34 +637,7 @@ function incarnation(name: string, uid: string, rv: string): object {
 
 /** A watcher resumed at `resourceVersion` with `objects`, fed `script`. */
 function resumed(script: Step[], resourceVersion: string, objects: object[]): Run {
-  const clock = new FakeClock();
-  const transport = new FakeTransport(script, clock);
-  const watcher = watch({
-    transport,
-    path: '/api/v1/namespaces/ns/pods',
-    clock,
-    random: () => 0.5,
-    watchList: false,
-    resume: { resourceVersion, objects: objects as never[] },
-  });
-  const events: WatcherEvent[] = [];
-  const done = (async () => {
-    for await (const e of watcher) events.push(e);
-  })();
-  return {
-    watcher,
-    transport,
-    clock,
-    events,
-    done,
-    async until(pred, maxMs = 600_000, stepMs = 100) {
-      for (let waited = 0; !pred(); waited += stepMs) {
-        if (waited > maxMs) assert.fail(`condition not met after ${maxMs} virtual ms`);
-        await clock.tick(stepMs);
-      }
-    },
-    types: () => [],
-  };
+  return start(script, { resume: { resourceVersion, objects } });
 }
 
 /** `type name uid@rv <- uid@rv` (the previous state's identity), one per change. */

@@ -13,7 +13,7 @@
 import { changedBy } from '../../src/watch/changed-by.js';
 import { parseBytesWithoutManagedFields } from '../../src/watch/decode/drop-managed-fields.js';
 import { changedFieldManagers, scanManagedFieldsBytes } from '../../src/watch/field-managers.js';
-import { diffObjects } from '../../src/raven/diff.js';
+import { diffObjects } from '../../src/raven/model/diff.js';
 import { makePod } from '../lib/pod-fixture.js';
 
 const count = Number(process.argv[2] ?? 2000);

@@ -11,7 +11,7 @@
  * dist/ and runs in this process.
  */
 import { performance } from 'node:perf_hooks';
-import type { SinkRecord } from '../../src/raven/gap-notice.js';
+import type { SinkRecord } from '../../src/raven/model/gap-notice.js';
 import type { Sink } from '../../src/raven/sinks/sink.js';
 import { fixed, ratio, table } from '../lib/report.js';
 import { ravenDist } from '../lib/raven.js';

@@ -14,7 +14,7 @@ import type { OutageReport } from '../watch/outage-tracker.js';
 import { watchFailure } from '../errors/classify.js';
 import { parseFieldSelector } from '../watch/scope/field-selector.js';
 import { parseLabelSelector } from '../watch/scope/parse-label-selector.js';
-import { installRedactionKey } from '../raven/redaction-key.js';
+import { installRedactionKey } from '../raven/model/redaction-key.js';
 import { paint, write, type Output } from './output.js';
 import { UsageError } from './usage-error.js';
 import { ServerTable } from './server-table.js';

@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import type { KubeObject } from '../client/kube-object.js';
 import type { ScopedWatcher } from '../watch/watch-resource.js';
-import { redact } from '../raven/redact.js';
+import { redact } from '../raven/model/redact.js';
 import { paint, write, type Output } from './output.js';
 import {
   CLUSTER_OPTIONS,

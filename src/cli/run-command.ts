@@ -13,7 +13,7 @@ import { systemClock } from '../util/clock.js';
 import { loadRavenConfig } from '../raven/config/load-raven-config.js';
 import { defaultRavenConfig } from '../raven/config/default-raven-config.js';
 import { createLogger } from '../raven/logging.js';
-import { installRedactionKey } from '../raven/redaction-key.js';
+import { installRedactionKey } from '../raven/model/redaction-key.js';
 import { write, type Output } from './output.js';
 import { UsageError } from './usage-error.js';
 import { isRavenError } from '../errors/is-raven-error.js';

@@ -20,8 +20,8 @@ export type {
   ChangeType,
   DiffEntry,
   ResourceId,
-} from './change-event.js';
-export type { GapNotice, SinkRecord } from './gap-notice.js';
+} from './model/change-event.js';
+export type { GapNotice, SinkRecord } from './model/gap-notice.js';
 export type { Sink } from './sinks/sink.js';
 export { StdoutSink, type StdoutSinkOptions } from './sinks/stdout-sink.js';
 export { FileSink, type FileSinkOptions } from './sinks/file-sink.js';

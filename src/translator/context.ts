@@ -8,7 +8,7 @@ import type { KubeObject } from '../client/kube-object.js';
 import type { OpenStackClient } from '../openstack/openstack-client.js';
 import type { Logger } from '../util/logger.js';
 import type { Infrastructure } from './infrastructure.js';
-import type { NamespaceNetwork } from './namespace-translator.js';
+import type { NamespaceNetwork } from './namespace-network.js';
 import type { PortBatcher } from './port-batcher.js';
 import type { PortPools } from './port-pool.js';
 import type { Port, PortCreate } from '../openstack/neutron-types.js';

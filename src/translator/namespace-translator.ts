@@ -20,22 +20,13 @@ import type {
 import { done, requeueAfter, type HandlerResult } from '../queue/handler-result.js';
 import { ensureOwned, findOwned } from './adopt.js';
 import type { TranslatorContext } from './context.js';
+import type { NamespaceNetwork } from './namespace-network.js';
 import { identityOf, ownerTag, clusterTag, roleTag, type Owner } from './identity.js';
 import { familyOf } from './cidr.js';
 import { ensureRouterInterface, removeRouterInterface, type FamilySubnet } from './infrastructure.js';
 import { syncRules, type RuleSpec } from './security-group-rules.js';
 
 const KIND = 'Namespace';
-
-export interface NamespaceNetwork {
-  networkId: string;
-  /**
-   * A subnet per family of the pod CIDRs, the primary family first. Their CIDRs are what a
-   * NetworkPolicy peer naming every pod of the namespace becomes.
-   */
-  subnets: FamilySubnet[];
-  securityGroupId: string;
-}
 
 /** The role of a namespace's subnet of `family`. */
 function subnetRole(family: 4 | 6): 'ns-subnet' | 'ns-subnet-v6' {

@@ -21,10 +21,18 @@
  */
 import { isNotFound } from '../errors/classify.js';
 import type { Port, PortCreate, PortUpdate } from '../openstack/neutron-types.js';
-import type { TranslatorContext } from './context.js';
+import type { OpenStackClient } from '../openstack/openstack-client.js';
+import type { Logger } from '../util/logger.js';
 import { clusterTag, identityOf, ownerTag, roleTag, uidTag } from './identity.js';
-import type { NamespaceNetwork } from './namespace-translator.js';
-import type { PortPoolSettings } from './settings.js';
+import type { NamespaceNetwork } from './namespace-network.js';
+import type { PortPoolSettings, TranslatorSettings } from './settings.js';
+
+/** What the pools use of the translator's context (`context.ts`, which holds the pools). */
+export interface PortPoolContext {
+  os: OpenStackClient;
+  settings: Pick<TranslatorSettings, 'clusterId'>;
+  logger: Logger;
+}
 
 /** The device_owner of a port waiting in a pool. */
 export const POOL_DEVICE_OWNER = 'raven:pool';
@@ -77,7 +85,7 @@ export class PortPools {
    * own). Undefined when none is free.
    */
   async take(
-    ctx: TranslatorContext,
+    ctx: PortPoolContext,
     name: string,
     net: NamespaceNetwork,
     tags: readonly string[],
@@ -115,7 +123,7 @@ export class PortPools {
   }
 
   /** Fill, trim or empty the pool of namespace `name` (one fill at a time per namespace). */
-  sync(ctx: TranslatorContext, name: string, uid: string, net: NamespaceNetwork): Promise<void> {
+  sync(ctx: PortPoolContext, name: string, uid: string, net: NamespaceNetwork): Promise<void> {
     let pool = this.#pools.get(name);
     if (pool === undefined || pool.uid !== uid || pool.networkId !== net.networkId) {
       pool = {
@@ -137,19 +145,19 @@ export class PortPools {
   }
 
   /** Delete every pool port of namespace `name` (whatever its uid) and forget the pool. */
-  async remove(ctx: TranslatorContext, name: string): Promise<void> {
+  async remove(ctx: PortPoolContext, name: string): Promise<void> {
     const pool = this.#pools.get(name);
     this.#pools.delete(name);
     await pool?.queue?.catch(() => undefined);
     for (const port of await this.#list(ctx, name)) await ctx.os.neutron.ports.delete(port.id);
   }
 
-  #list(ctx: TranslatorContext, name: string): Promise<Port[]> {
+  #list(ctx: PortPoolContext, name: string): Promise<Port[]> {
     const c = ctx.settings.clusterId;
     return ctx.os.neutron.ports.list({ tags: [clusterTag(c), roleTag('pool-port'), ownerTag(name)] });
   }
 
-  async #fill(ctx: TranslatorContext, name: string, pool: Pool, net: NamespaceNetwork): Promise<void> {
+  async #fill(ctx: PortPoolContext, name: string, pool: Pool, net: NamespaceNetwork): Promise<void> {
     const ports = ctx.os.neutron.ports;
     const listed = await this.#list(ctx, name);
     const ids = new Set(listed.map((p) => p.id));
@@ -194,7 +202,7 @@ export class PortPools {
     else for (const port of created) await ports.delete(port.id);
   }
 
-  #refillIfLow(ctx: TranslatorContext, name: string, pool: Pool, net: NamespaceNetwork): void {
+  #refillIfLow(ctx: PortPoolContext, name: string, pool: Pool, net: NamespaceNetwork): void {
     if (this.#settings === undefined || this.#pools.get(name) !== pool || pool.refillQueued) return;
     if (pool.free.length >= this.#settings.refillBelow) return;
     pool.refillQueued = true;

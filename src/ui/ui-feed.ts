@@ -10,8 +10,8 @@
  */
 import type { KubeObject } from '../client/kube-object.js';
 import type { ApiResource } from '../client/api-resource.js';
-import { diffObjects, formatDiffEntries } from '../raven/diff.js';
-import { redact } from '../raven/redact.js';
+import { diffObjects, formatDiffEntries } from '../raven/model/diff.js';
+import { redact } from '../raven/model/redact.js';
 import type { ScopedWatcher } from '../watch/watch-resource.js';
 import type { WatcherStatus } from '../watch/watcher-events.js';
 import type { Clock } from '../util/clock.js';

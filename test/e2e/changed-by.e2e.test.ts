@@ -17,7 +17,7 @@ import { KubeClient } from '../../src/client/kube-client.js';
 import { changedBy, type ChangedBy } from '../../src/watch/changed-by.js';
 import { watch } from '../../src/watch/watcher.js';
 import type { WatcherEvent } from '../../src/watch/watcher-events.js';
-import { diffObjects } from '../../src/raven/diff.js';
+import { diffObjects } from '../../src/raven/model/diff.js';
 import type { ControlPlane } from '../harness/control-plane.js';
 import { deleteNamespace, freshNamespace, sharedCluster } from '../harness/test-cluster.js';
 import {

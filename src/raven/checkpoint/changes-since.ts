@@ -22,8 +22,8 @@
  */
 import type { KubeObject } from '../../client/kube-object.js';
 import { objectKey, type ObjectKey } from '../../client/object-key.js';
-import { eventId, type ChangeEvent, type ChangeType, type ResourceId } from '../change-event.js';
-import { diffObjects } from '../diff.js';
+import { eventId, type ChangeEvent, type ChangeType, type ResourceId } from '../model/change-event.js';
+import { diffObjects } from '../model/diff.js';
 import { compareKeys, type CheckpointEntry } from './checkpoint-store.js';
 
 export interface ChangesSinceOptions {

@@ -23,8 +23,8 @@
  */
 import type { KubeObject } from '../../client/kube-object.js';
 import { makeObjectKey, objectKey, type ObjectKey } from '../../client/object-key.js';
-import type { ChangeEvent } from '../change-event.js';
-import { compareResourceVersions } from '../resource-version.js';
+import type { ChangeEvent } from '../model/change-event.js';
+import { compareResourceVersions } from '../model/resource-version.js';
 
 /** One object as a sink last confirmed it. */
 export interface CheckpointEntry {

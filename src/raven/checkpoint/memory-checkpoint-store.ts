@@ -5,7 +5,7 @@
  */
 import type { KubeObject } from '../../client/kube-object.js';
 import type { ObjectKey } from '../../client/object-key.js';
-import type { ChangeEvent } from '../change-event.js';
+import type { ChangeEvent } from '../model/change-event.js';
 import { CheckpointError } from './checkpoint-error.js';
 import {
   compareKeys,

@@ -22,7 +22,7 @@ import type { KubeObject } from '../../client/kube-object.js';
 import { toObjectKey, type ObjectKey } from '../../client/object-key.js';
 import { systemClock, type Clock, type TimerHandle } from '../../util/clock.js';
 import { silentLogger, type Logger } from '../../util/logger.js';
-import type { ChangeEvent } from '../change-event.js';
+import type { ChangeEvent } from '../model/change-event.js';
 import { RavenError } from '../../errors/raven-error.js';
 import { CheckpointError } from './checkpoint-error.js';
 import {

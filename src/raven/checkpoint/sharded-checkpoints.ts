@@ -19,8 +19,8 @@ import { bucketOf } from '../../watch/shard/assign-hash-space.js';
 import { fnv1a64 } from '../../watch/shard/fnv1a64.js';
 import type { ShardField } from '../../watch/shard/shard.js';
 import { systemClock, type Clock } from '../../util/clock.js';
-import type { ChangeEvent } from '../change-event.js';
-import { compareResourceVersions } from '../resource-version.js';
+import type { ChangeEvent } from '../model/change-event.js';
+import { compareResourceVersions } from '../model/resource-version.js';
 import {
   compareKeys,
   type CheckpointEntry,

@@ -19,7 +19,7 @@ import type { KubeObject } from '../../client/kube-object.js';
 import { toObjectKey, type ObjectKey } from '../../client/object-key.js';
 import { systemClock, type Clock, type TimerHandle } from '../../util/clock.js';
 import { silentLogger, type Logger } from '../../util/logger.js';
-import type { ChangeEvent } from '../change-event.js';
+import type { ChangeEvent } from '../model/change-event.js';
 import { CheckpointError } from './checkpoint-error.js';
 import {
   compareKeys,
@@ -36,7 +36,7 @@ import {
 import { FileLock, type FileLockOptions } from './file-lock.js';
 import { openCheckpointDatabase } from './sqlite-schema.js';
 import { StateWriter } from './sqlite-state-writer.js';
-import { serialisedObject } from '../record-json.js';
+import { serialisedObject } from '../model/record-json.js';
 
 export interface SqliteCheckpointStoreOptions {
   clock?: Clock;

@@ -4,7 +4,7 @@
  * report), so they run in the same pass as the schema and every problem shows at once.
  */
 import type { ConfigPath } from '../../errors/config-path.js';
-import { didYouMean } from './did-you-mean.js';
+import { didYouMean } from '../../util/did-you-mean.js';
 
 /** A problem at a path. */
 export interface Finding {

@@ -36,6 +36,6 @@ export {
   type SinkConfigOf,
   type DeliveryConfig,
 } from './sink-schema.js';
-export { TEMPLATE_FIELDS } from './template-check.js';
+export { TEMPLATE_FIELDS } from '../model/template-check.js';
 export { resolveConfigPath } from './finalize-config.js';
 export { expandString, type Environment } from './env-substitution.js';

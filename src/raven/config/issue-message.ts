@@ -6,7 +6,7 @@
  * the value the user wrote ("got 70000"), or that it came from a variable and must not be echoed.
  */
 import type * as z from 'zod';
-import { didYouMean } from './did-you-mean.js';
+import { didYouMean } from '../../util/did-you-mean.js';
 import { expectationOf, knownKeysOf } from './schema-helpers.js';
 import type { ConfigPath } from '../../errors/config-path.js';
 

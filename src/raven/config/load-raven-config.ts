@@ -21,7 +21,7 @@ import { coerceSubstituted, substituteEnvironment, type Environment } from './en
 import { finalizeConfig } from './finalize-config.js';
 import { expectationMap, issueProblems, type Problem } from './issue-message.js';
 import { ravenConfigSchema, type RavenConfig } from './raven-config-schema.js';
-import { configStateDir, STATE_DIR_ENV } from '../state-dir.js';
+import { configStateDir, STATE_DIR_ENV } from '../model/state-dir.js';
 
 export interface LoadRavenConfigOptions {
   /** Variables for `${VAR}`; default `process.env`. */

@@ -7,7 +7,7 @@
 import * as z from 'zod';
 import { RavenError } from '../../errors/raven-error.js';
 import { parseNamespaceScope } from '../../watch/scope/namespace-scope.js';
-import type { ChangeType } from '../change-event.js';
+import type { ChangeType } from '../model/change-event.js';
 import { eventsSchema } from './watcher-schema.js';
 import { expecting, oneOrMany, strictObject, text } from './schema-helpers.js';
 

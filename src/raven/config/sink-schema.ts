@@ -16,7 +16,7 @@ import {
   text,
   urlSchema,
 } from './schema-helpers.js';
-import { subjectTemplateProblem, templateProblem } from './template-check.js';
+import { subjectTemplateProblem, templateProblem } from '../model/template-check.js';
 import { SYSLOG_FACILITIES } from '../sinks/syslog-sink.js';
 import { EMAIL_SUBJECT } from '../sinks/email-message.js';
 import { LOKI_LABELS } from '../sinks/loki-sink.js';

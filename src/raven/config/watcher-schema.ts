@@ -8,7 +8,7 @@ import { RavenError } from '../../errors/raven-error.js';
 import { parseFieldSelector } from '../../watch/scope/field-selector.js';
 import { parseNamespaceScope } from '../../watch/scope/namespace-scope.js';
 import { parseLabelSelector } from '../../watch/scope/parse-label-selector.js';
-import type { ChangeType } from '../change-event.js';
+import type { ChangeType } from '../model/change-event.js';
 import { expecting, nameSchema, oneOrMany, strictObject, text } from './schema-helpers.js';
 
 /** Every change type, in the order events happen to an object. */

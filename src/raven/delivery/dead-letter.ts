@@ -7,7 +7,7 @@
 import { appendFile, mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { errorKind, isRetryable } from '../../errors/classify.js';
-import type { SinkRecord } from '../gap-notice.js';
+import type { SinkRecord } from '../model/gap-notice.js';
 
 export interface DeadLetterRecord {
   /** When the event was given up on (ISO 8601). */

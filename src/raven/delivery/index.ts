@@ -12,6 +12,6 @@ export {
   type OverflowedObject,
   type CloseResult,
 } from './sink-delivery.js';
-export { noopDeliveryMetrics, type DeliveryMetrics } from './delivery-metrics.js';
+export { noopDeliveryMetrics, type DeliveryMetrics } from '../metrics/delivery-metrics.js';
 export { DeadLetterFile, type DeadLetterRecord, type DeadLetterWriter } from './dead-letter.js';
 export { retryBackoffMs, type RetryBackoffOptions } from './retry-backoff.js';

@@ -35,15 +35,18 @@
 import { errorKind, isRetryable } from '../../errors/classify.js';
 import { systemClock, type Clock, type TimerHandle } from '../../util/clock.js';
 import { silentLogger, type Logger } from '../../util/logger.js';
-import { eventObjectKey, type ResourceId } from '../change-event.js';
-import type { SinkRecord } from '../gap-notice.js';
+import { eventObjectKey, type ResourceId } from '../model/change-event.js';
+import type { SinkRecord } from '../model/gap-notice.js';
+import type { RoutedRecord, Routing, Settlement, Verdict } from '../model/delivery-verdict.js';
 import { sinkRetryAfterMs } from '../sinks/sink-http-error.js';
 import type { Sink } from '../sinks/sink.js';
-import { deliveryEnqueueChannel, deliverySettleChannel } from '../diagnostics.js';
+import { deliveryEnqueueChannel, deliverySettleChannel } from '../model/diagnostics.js';
 import { DeadLetterFile, deadLetterError, type DeadLetterWriter } from './dead-letter.js';
-import { noopDeliveryMetrics, type DeliveryMetrics } from './delivery-metrics.js';
+import { noopDeliveryMetrics, type DeliveryMetrics } from '../metrics/delivery-metrics.js';
 import { FailureLog } from './failure-log.js';
 import { retryBackoffMs } from './retry-backoff.js';
+
+export type { RoutedRecord, Routing, Settlement, Verdict };
 
 export interface SinkDeliveryOptions {
   /** Objects delivered at the same time; default 4. */
@@ -73,27 +76,6 @@ export interface SinkDeliveryOptions {
   onDeadLetter?: (event: SinkRecord, error: unknown) => void;
   /** Once per overflow: queued events were dropped; call `resync` to catch up. */
   onOverflow?: () => void;
-}
-
-/** Whether the sink sees an event, or it only passes through the queue in order. */
-export type Verdict = 'deliver' | 'silent';
-
-/** How an event left the queue (dropped and abandoned events never settle). */
-export type Settlement = 'delivered' | 'silent' | 'duplicate' | 'dead-lettered';
-
-/** What the owner decided about one event; it travels with the event through the queue. */
-export interface Routing {
-  /** Default `deliver`. */
-  verdict?: Verdict;
-  /** Asked at the head of the object's queue: true skips the event as one the sink already has. */
-  alreadyDelivered?: () => boolean;
-  /** Called once, when the event settles. */
-  settled?: (how: Settlement) => void;
-}
-
-/** An event with its routing, as `resync` takes them. */
-export interface RoutedRecord extends Routing {
-  record: SinkRecord;
 }
 
 /** `running`, `overflowed` (dropping until `resync`), `closing` (draining), `closed`. */

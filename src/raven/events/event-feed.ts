@@ -9,8 +9,8 @@
  * no timers. Memory is bounded by the occurrences seen within a few windows (a
  * count of suppressed repeats that no later repeat reports within ten windows is forgotten).
  */
-import type { ChangeEvent } from '../change-event.js';
-import { isNewOccurrence, readOccurrence, type EventOccurrence } from './event-occurrence.js';
+import type { ChangeEvent } from '../model/change-event.js';
+import { isNewOccurrence, readOccurrence, type EventOccurrence } from '../model/event-occurrence.js';
 import type { InvolvedObjects } from './involved-objects.js';
 
 export interface EventFeedOptions {

@@ -17,7 +17,7 @@ import type { Clock } from '../../util/clock.js';
 import type { Logger } from '../../util/logger.js';
 import type { WatchTransport } from '../../watch/watcher.js';
 import type { NamespaceScopeSpec } from '../../watch/scope/namespace-scope.js';
-import type { InvolvedObject } from './event-occurrence.js';
+import type { InvolvedObject } from '../model/event-occurrence.js';
 
 /** Owner chains deeper than this are not followed (Pod → ReplicaSet → Deployment is 2). */
 const MAX_OWNER_DEPTH = 5;

@@ -4,8 +4,8 @@
  * `maxEventAgeSeconds` when Raven saw them. Everything else travels silently, so checkpoints still
  * record it and a restart neither replays nor re-delivers it.
  */
-import type { ChangeEvent } from '../change-event.js';
-import { isNewOccurrence, readOccurrence, timeOf } from './event-occurrence.js';
+import type { ChangeEvent } from '../model/change-event.js';
+import { isNewOccurrence, readOccurrence, timeOf } from '../model/event-occurrence.js';
 
 export function occurrencePasses(event: ChangeEvent, options: { maxEventAgeSeconds: number }): boolean {
   const occurrence = event.occurrence;

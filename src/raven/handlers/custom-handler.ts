@@ -25,7 +25,7 @@ import type { Discovery } from '../../client/discovery.js';
 import type { KubeObject } from '../../client/kube-object.js';
 import { ConfigError } from '../../errors/raven-error.js';
 import type { Logger } from '../../util/logger.js';
-import type { ChangeEvent } from '../change-event.js';
+import type { ChangeEvent } from '../model/change-event.js';
 
 /** Read access to one watcher's current objects. */
 export interface CacheView {

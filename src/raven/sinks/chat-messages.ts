@@ -13,9 +13,9 @@
  * A gap notice (for a sink that opted in) is a short text message in each product's format:
  * `gap in watcher <name>: <what may be missing and why>`. Templates do not apply to it.
  */
-import { eventObjectKey, type ChangeEvent, type ChangeType } from '../change-event.js';
-import type { GapNotice, SinkRecord } from '../gap-notice.js';
-import { renderTemplate } from '../template.js';
+import { eventObjectKey, type ChangeEvent, type ChangeType } from '../model/change-event.js';
+import type { GapNotice, SinkRecord } from '../model/gap-notice.js';
+import { renderTemplate } from '../model/template.js';
 import { eventHeadline, eventLines, eventNote, fitLines, truncateText } from './event-summary.js';
 
 export type ChatPlatform = 'slack' | 'mattermost' | 'teams' | 'discord';

@@ -16,10 +16,10 @@
 import type { Dispatcher } from 'undici';
 import { ConfigError } from '../../errors/raven-error.js';
 import type { Clock } from '../../util/clock.js';
-import type { SinkRecord } from '../gap-notice.js';
+import type { SinkRecord } from '../model/gap-notice.js';
 import { systemClock } from '../../util/clock.js';
-import { eventObjectKey, type ChangeEvent } from '../change-event.js';
-import { formatDiff } from '../diff.js';
+import { eventObjectKey, type ChangeEvent } from '../model/change-event.js';
+import { formatDiff } from '../model/diff.js';
 import {
   chatBatchMessage,
   chatMessage,

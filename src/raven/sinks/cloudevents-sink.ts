@@ -18,8 +18,8 @@
 import type { Dispatcher } from 'undici';
 import { ConfigError } from '../../errors/raven-error.js';
 import type { Clock } from '../../util/clock.js';
-import { eventObjectKey } from '../change-event.js';
-import type { SinkRecord } from '../gap-notice.js';
+import { eventObjectKey } from '../model/change-event.js';
+import type { SinkRecord } from '../model/gap-notice.js';
 import { checkExtraHeaders, checkUrl, httpPost, SinkPool } from './http-post.js';
 import type { Sink } from './sink.js';
 

@@ -10,9 +10,9 @@
  * one copy.
  */
 import { createHash } from 'node:crypto';
-import type { ChangeEvent } from '../change-event.js';
-import type { SinkRecord } from '../gap-notice.js';
-import { renderTemplate } from '../template.js';
+import type { ChangeEvent } from '../model/change-event.js';
+import type { SinkRecord } from '../model/gap-notice.js';
+import { renderTemplate } from '../model/template.js';
 import { eventLines, fitLines, truncateText } from './event-summary.js';
 import { formatEventText, formatGapText } from './stdout-sink.js';
 

@@ -18,7 +18,7 @@
 import { createTransport } from 'nodemailer';
 import { isRetryableSmtpError } from '../../errors/classify.js';
 import { SinkError } from '../../errors/raven-error.js';
-import type { SinkRecord } from '../gap-notice.js';
+import type { SinkRecord } from '../model/gap-notice.js';
 import { BatchWriter } from './batch-writer.js';
 import { emailMessage, type EmailMessageOptions } from './email-message.js';
 import type { Sink } from './sink.js';

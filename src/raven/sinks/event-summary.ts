@@ -2,8 +2,8 @@
  * The human-readable view of a change event shared by the text sinks (stdout and chat): a one-line
  * headline and the diff as lines, cut to a size a reader (and a chat product's limits) can take.
  */
-import { eventObjectKey, type ChangeEvent } from '../change-event.js';
-import { formatDiff } from '../diff.js';
+import { eventObjectKey, type ChangeEvent } from '../model/change-event.js';
+import { formatDiff } from '../model/diff.js';
 
 /** `modified Deployment default/web`, with how a deletion was learned when it was inferred. */
 export function eventHeadline(event: ChangeEvent): string {

@@ -24,9 +24,9 @@ import { mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises
 import { dirname } from 'node:path';
 import { abortReason } from '../../util/signals.js';
 import { ConfigError, SinkError } from '../../errors/raven-error.js';
-import type { SinkRecord } from '../gap-notice.js';
+import type { SinkRecord } from '../model/gap-notice.js';
 import type { Sink } from './sink.js';
-import { recordJson } from '../record-json.js';
+import { recordJson } from '../model/record-json.js';
 
 export interface FileSinkOptions {
   name: string;

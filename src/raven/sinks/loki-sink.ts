@@ -16,12 +16,12 @@ import type { Dispatcher } from 'undici';
 import { ConfigError, SinkError } from '../../errors/raven-error.js';
 import type { PoolTls } from '../../http/http-pool.js';
 import { systemClock, type Clock } from '../../util/clock.js';
-import type { SinkRecord } from '../gap-notice.js';
+import type { SinkRecord } from '../model/gap-notice.js';
 import { BatchWriter } from './batch-writer.js';
 import { checkExtraHeaders, checkUrl, httpPost, SinkPool } from './http-post.js';
 import { SinkHttpError } from './sink-http-error.js';
 import type { Sink } from './sink.js';
-import { recordJson } from '../record-json.js';
+import { recordJson } from '../model/record-json.js';
 
 export interface LokiSinkOptions {
   name: string;

@@ -15,12 +15,12 @@
 import { connect, headers, nanos, type JetStreamClient, type NatsConnection } from 'nats';
 import { isRetryableNatsError } from '../../errors/classify.js';
 import { ConfigError, SinkError } from '../../errors/raven-error.js';
-import type { SinkRecord } from '../gap-notice.js';
+import type { SinkRecord } from '../model/gap-notice.js';
 import { BatchWriter } from './batch-writer.js';
-import { subjectTemplateProblem } from '../config/template-check.js';
+import { subjectTemplateProblem } from '../model/template-check.js';
 import { natsSubject, streamSubjects } from './nats-subject.js';
 import type { Sink } from './sink.js';
-import { recordJson } from '../record-json.js';
+import { recordJson } from '../model/record-json.js';
 
 export interface NatsSinkOptions {
   name: string;

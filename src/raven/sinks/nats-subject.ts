@@ -7,9 +7,9 @@
  * `raven.Namespace._`. The template's own text is checked when the config is loaded and when the
  * sink is built (`subjectTemplateProblem` in config/template-check.ts).
  */
-import type { ChangeEvent } from '../change-event.js';
-import type { SinkRecord } from '../gap-notice.js';
-import { renderTemplate } from '../template.js';
+import type { ChangeEvent } from '../model/change-event.js';
+import type { SinkRecord } from '../model/gap-notice.js';
+import { renderTemplate } from '../model/template.js';
 
 const UNSAFE = /[\s.*>]/g;
 

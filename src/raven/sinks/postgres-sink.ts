@@ -13,7 +13,7 @@
 import pg from 'pg';
 import { isRetryablePostgresError } from '../../errors/classify.js';
 import { ConfigError, SinkError } from '../../errors/raven-error.js';
-import type { SinkRecord } from '../gap-notice.js';
+import type { SinkRecord } from '../model/gap-notice.js';
 import { BatchWriter } from './batch-writer.js';
 import {
   PG_IDENTIFIER,

@@ -13,7 +13,7 @@
  *
  * Every batch is one statement (data-modifying CTEs), so one transaction: all rows or none.
  */
-import type { SinkRecord } from '../gap-notice.js';
+import type { SinkRecord } from '../model/gap-notice.js';
 
 /** A PostgreSQL identifier Raven creates: lower case, so it never needs quoting rules beyond quotes. */
 export const PG_IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;

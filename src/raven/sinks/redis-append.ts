@@ -17,8 +17,8 @@
  * The keys expire `dedupeTtlSeconds` after an object's last change, so memory follows the objects
  * that changed recently, not the number of changes.
  */
-import type { SinkRecord } from '../gap-notice.js';
-import { recordJson } from '../record-json.js';
+import type { SinkRecord } from '../model/gap-notice.js';
+import { recordJson } from '../model/record-json.js';
 
 /**
  * One call appends a batch: `KEYS[1]` is the stream, `KEYS[1 + i]` the de-duplication key of the

@@ -16,7 +16,7 @@
 import { Redis } from 'ioredis';
 import { isRetryableRedisError } from '../../errors/classify.js';
 import { ConfigError, SinkError } from '../../errors/raven-error.js';
-import type { SinkRecord } from '../gap-notice.js';
+import type { SinkRecord } from '../model/gap-notice.js';
 import { BatchWriter } from './batch-writer.js';
 import { APPEND_SCRIPT, appendBatchArguments, appendItem, type AppendItem } from './redis-append.js';
 import type { Sink } from './sink.js';

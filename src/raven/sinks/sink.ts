@@ -4,7 +4,7 @@
  * queue or order: the delivery layer (`delivery/`) does that for every sink alike, so a sink is
  * only the wire format and the call.
  */
-import type { SinkRecord } from '../gap-notice.js';
+import type { SinkRecord } from '../model/gap-notice.js';
 
 export interface Sink {
   /** The sink's name in the config (used in logs, metrics and checkpoints). */

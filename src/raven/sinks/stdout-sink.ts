@@ -14,11 +14,11 @@
 import type { Writable } from 'node:stream';
 import { abortReason } from '../../util/signals.js';
 import { SinkError } from '../../errors/raven-error.js';
-import { eventObjectKey, type ChangeEvent, type ChangeType } from '../change-event.js';
-import type { GapNotice, SinkRecord } from '../gap-notice.js';
+import { eventObjectKey, type ChangeEvent, type ChangeType } from '../model/change-event.js';
+import type { GapNotice, SinkRecord } from '../model/gap-notice.js';
 import { eventLines, eventNote } from './event-summary.js';
 import type { Sink } from './sink.js';
-import { recordJson } from '../record-json.js';
+import { recordJson } from '../model/record-json.js';
 
 export interface StdoutSinkOptions {
   name: string;

@@ -19,9 +19,9 @@ import { connect as tlsConnect } from 'node:tls';
 import { abortReason } from '../../util/signals.js';
 import { isCertificateError } from '../../errors/classify.js';
 import { SinkError } from '../../errors/raven-error.js';
-import type { SinkRecord } from '../gap-notice.js';
+import type { SinkRecord } from '../model/gap-notice.js';
 import type { Sink } from './sink.js';
-import { recordJson } from '../record-json.js';
+import { recordJson } from '../model/record-json.js';
 
 export const SYSLOG_FACILITIES = [
   'kern',

@@ -10,11 +10,11 @@
  */
 import type { Dispatcher } from 'undici';
 import { systemClock, type Clock } from '../../util/clock.js';
-import type { SinkRecord } from '../gap-notice.js';
+import type { SinkRecord } from '../model/gap-notice.js';
 import { checkExtraHeaders, checkUrl, httpPost, SinkPool } from './http-post.js';
 import type { Sink } from './sink.js';
 import { signWebhook } from './webhook-signature.js';
-import { recordJson } from '../record-json.js';
+import { recordJson } from '../model/record-json.js';
 
 export interface WebhookSinkOptions {
   name: string;

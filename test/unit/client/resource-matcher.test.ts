@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ApiResource } from '../../../src/client/api-resource.js';
 import { closeMatches } from '../../../src/client/resource-matcher.js';
-import { suggest } from '../../../src/raven/config/did-you-mean.js';
+import { suggest } from '../../../src/util/did-you-mean.js';
 
 const resource = (resource: string, kind: string, shortNames: string[], group = ''): ApiResource => ({
   group,

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { alreadyConfirmed } from '../../../src/raven/already-confirmed.js';
-import type { ChangeType } from '../../../src/raven/change-event.js';
+import { alreadyConfirmed } from '../../../src/raven/delivery/already-confirmed.js';
+import type { ChangeType } from '../../../src/raven/model/change-event.js';
 import type { ConfirmedState } from '../../../src/raven/checkpoint/checkpoint-store.js';
 import { changeEvent, pod } from './checkpoint/fixtures.js';
 

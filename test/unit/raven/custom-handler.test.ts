@@ -8,7 +8,7 @@ import {
   loadHandler,
   type HandlerContext,
 } from '../../../src/raven/handlers/custom-handler.js';
-import { toChangeEvent } from '../../../src/raven/to-change-event.js';
+import { toChangeEvent } from '../../../src/raven/model/to-change-event.js';
 import type { KubeObject } from '../../../src/client/kube-object.js';
 
 const resource = { group: '', version: 'v1', resource: 'pods', kind: 'Pod' };

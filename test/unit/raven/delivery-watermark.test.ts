@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DeliveryWatermark, type Mark } from '../../../src/raven/delivery-watermark.js';
+import { DeliveryWatermark, type Mark } from '../../../src/raven/delivery/delivery-watermark.js';
 
 /**
  * A script for one watermark: `+scope:rv>sinks` adds a change (rv `-` for a relist result, no

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { channel, subscribe, unsubscribe } from 'node:diagnostics_channel';
-import type { ChangeEvent } from '../../../src/raven/change-event.js';
+import type { ChangeEvent } from '../../../src/raven/model/change-event.js';
 import {
   DELIVERY_ENQUEUE,
   DELIVERY_SETTLE,
@@ -15,10 +15,10 @@ import {
   WATCHER_GAP,
   type DeliveryEnqueueMessage,
   type DeliverySettleMessage,
-} from '../../../src/raven/diagnostics.js';
+} from '../../../src/raven/model/diagnostics.js';
 import { SinkError } from '../../../src/errors/raven-error.js';
 import { SinkDelivery } from '../../../src/raven/delivery/sink-delivery.js';
-import { toChangeEvent } from '../../../src/raven/to-change-event.js';
+import { toChangeEvent } from '../../../src/raven/model/to-change-event.js';
 import { FakeClock, flushMicrotasks } from '../../../src/testing/fake-clock.js';
 import { ScriptedSink } from './delivery/scripted-sink.js';
 

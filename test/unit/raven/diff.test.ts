@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { diffObjects, formatDiff, touches } from '../../../src/raven/diff.js';
+import { diffObjects, formatDiff, touches } from '../../../src/raven/model/diff.js';
 
 test('scalar changes, additions and removals are reported by path', () => {
   const diff = diffObjects(

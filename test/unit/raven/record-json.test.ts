@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { gapNotice } from '../../../src/raven/gap-notice.js';
-import { recordJson, serialisedObject } from '../../../src/raven/record-json.js';
+import { gapNotice } from '../../../src/raven/model/gap-notice.js';
+import { recordJson, serialisedObject } from '../../../src/raven/model/record-json.js';
 import { changeEvent, countedPod, pod, PODS, TIME } from './checkpoint/fixtures.js';
 
 test('a record is written exactly as JSON.stringify writes it', () => {

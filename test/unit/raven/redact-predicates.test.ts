@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fingerprint, redact } from '../../../src/raven/redact.js';
-import { passes } from '../../../src/raven/predicates.js';
-import { toChangeEvent } from '../../../src/raven/to-change-event.js';
+import { fingerprint, redact } from '../../../src/raven/model/redact.js';
+import { passes } from '../../../src/raven/routing/predicates.js';
+import { toChangeEvent } from '../../../src/raven/model/to-change-event.js';
 
 const deployments = { group: 'apps', version: 'v1', resource: 'deployments', kind: 'Deployment' };
 const context = { watcher: 'w', resource: deployments, time: '2026-01-01T00:00:00.000Z' };

@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, stat, writeFile, chmod } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fingerprint, redact } from '../../../src/raven/redact.js';
-import { loadRedactionKey, stateDir } from '../../../src/raven/redaction-key.js';
-import { toChangeEvent } from '../../../src/raven/to-change-event.js';
+import { fingerprint, redact } from '../../../src/raven/model/redact.js';
+import { loadRedactionKey, stateDir } from '../../../src/raven/model/redaction-key.js';
+import { toChangeEvent } from '../../../src/raven/model/to-change-event.js';
 
 const KEY_A = Buffer.alloc(32, 1);
 const KEY_B = Buffer.alloc(32, 2);

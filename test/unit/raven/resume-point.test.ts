@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MemoryCheckpointStore } from '../../../src/raven/checkpoint/memory-checkpoint-store.js';
 import { ShardedCheckpoints } from '../../../src/raven/checkpoint/sharded-checkpoints.js';
-import { resumeObjects } from '../../../src/raven/resume-point.js';
+import { resumeObjects } from '../../../src/raven/delivery/resume-point.js';
 import { changeEvent, pod } from './checkpoint/fixtures.js';
 
 const told = (objects: { metadata?: { uid?: string; resourceVersion?: string } }[]): string[] =>

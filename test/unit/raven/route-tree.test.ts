@@ -3,13 +3,13 @@ import assert from 'node:assert/strict';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { KubeObject } from '../../../src/client/kube-object.js';
-import type { ChangeEvent } from '../../../src/raven/change-event.js';
+import type { ChangeEvent } from '../../../src/raven/model/change-event.js';
 import { loadRavenConfig, parseRavenConfig } from '../../../src/raven/config/index.js';
 import { EventFeed } from '../../../src/raven/events/event-feed.js';
-import type { InvolvedObject } from '../../../src/raven/events/event-occurrence.js';
-import { Router } from '../../../src/raven/router.js';
-import { routeSinks } from '../../../src/raven/route-tree.js';
-import { toChangeEvent } from '../../../src/raven/to-change-event.js';
+import type { InvolvedObject } from '../../../src/raven/model/event-occurrence.js';
+import { Router } from '../../../src/raven/routing/router.js';
+import { routeSinks } from '../../../src/raven/routing/route-tree.js';
+import { toChangeEvent } from '../../../src/raven/model/to-change-event.js';
 
 const HEAD = `
 watchers:

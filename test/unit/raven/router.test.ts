@@ -6,11 +6,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { KubeObject } from '../../../src/client/kube-object.js';
-import type { ChangeType } from '../../../src/raven/change-event.js';
+import type { ChangeType } from '../../../src/raven/model/change-event.js';
 import { parseRavenConfig } from '../../../src/raven/config/index.js';
-import { ROUTER_VERDICT, type RouterVerdictMessage } from '../../../src/raven/diagnostics.js';
-import { Router } from '../../../src/raven/router.js';
-import { toChangeEvent } from '../../../src/raven/to-change-event.js';
+import { ROUTER_VERDICT, type RouterVerdictMessage } from '../../../src/raven/model/diagnostics.js';
+import { Router } from '../../../src/raven/routing/router.js';
+import { toChangeEvent } from '../../../src/raven/model/to-change-event.js';
 
 const PODS = { group: '', version: 'v1', resource: 'pods', kind: 'Pod' };
 

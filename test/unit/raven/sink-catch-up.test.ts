@@ -8,11 +8,15 @@ import assert from 'node:assert/strict';
 import type { KubeObject } from '../../../src/client/kube-object.js';
 import { MemoryCheckpointStore } from '../../../src/raven/checkpoint/memory-checkpoint-store.js';
 import { parseRavenConfig } from '../../../src/raven/config/index.js';
-import type { ChangeEvent } from '../../../src/raven/change-event.js';
+import type { ChangeEvent } from '../../../src/raven/model/change-event.js';
 import type { RoutedRecord } from '../../../src/raven/delivery/sink-delivery.js';
-import { Router } from '../../../src/raven/router.js';
-import { catchUpEvents, startUpEvents, type CatchUpContext } from '../../../src/raven/sink-catch-up.js';
-import { toChangeEvent } from '../../../src/raven/to-change-event.js';
+import { Router } from '../../../src/raven/routing/router.js';
+import {
+  catchUpEvents,
+  startUpEvents,
+  type CatchUpContext,
+} from '../../../src/raven/delivery/sink-catch-up.js';
+import { toChangeEvent } from '../../../src/raven/model/to-change-event.js';
 import { silentLogger } from '../../../src/util/logger.js';
 
 const PODS = { group: '', version: 'v1', resource: 'pods', kind: 'Pod' };

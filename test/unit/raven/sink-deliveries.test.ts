@@ -5,11 +5,11 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ChangeEvent } from '../../../src/raven/change-event.js';
+import type { ChangeEvent } from '../../../src/raven/model/change-event.js';
 import { parseRavenConfig } from '../../../src/raven/config/index.js';
 import type { RoutedRecord } from '../../../src/raven/delivery/sink-delivery.js';
-import { RavenMetrics } from '../../../src/raven/metrics.js';
-import { RESYNC_CHECK_MS, SinkDeliveries } from '../../../src/raven/sink-deliveries.js';
+import { RavenMetrics } from '../../../src/raven/metrics/metrics.js';
+import { RESYNC_CHECK_MS, SinkDeliveries } from '../../../src/raven/delivery/sink-deliveries.js';
 import { FakeClock, flushMicrotasks } from '../../../src/testing/fake-clock.js';
 import { captureLogger } from '../openstack/helpers.js';
 import { ScriptedSink } from './delivery/scripted-sink.js';

@@ -9,11 +9,15 @@ import assert from 'node:assert/strict';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { ResolvedResource } from '../../../src/client/api-resource.js';
 import type { KubeObject } from '../../../src/client/kube-object.js';
-import type { ChangeEvent } from '../../../src/raven/change-event.js';
+import type { ChangeEvent } from '../../../src/raven/model/change-event.js';
 import { parseRavenConfig } from '../../../src/raven/config/index.js';
 import type { WatcherConfig } from '../../../src/raven/config/watcher-schema.js';
-import { WATCHER_CHANGE, type WatcherChangeMessage } from '../../../src/raven/diagnostics.js';
-import { WatcherPipeline, type Relist, type ResumeFrom } from '../../../src/raven/watcher-pipeline.js';
+import { WATCHER_CHANGE, type WatcherChangeMessage } from '../../../src/raven/model/diagnostics.js';
+import {
+  WatcherPipeline,
+  type Relist,
+  type ResumeFrom,
+} from '../../../src/raven/pipeline/watcher-pipeline.js';
 import { FakeClock } from '../../../src/testing/fake-clock.js';
 import type { WatchTransport } from '../../../src/watch/watcher.js';
 import { FakeTransport, bookmark, ev, pod, status, type Step } from '../watch/fake-transport.js';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { KubeObject } from '../../../../src/client/kube-object.js';
 import { changesSince, type ChangesSinceOptions } from '../../../../src/raven/checkpoint/changes-since.js';
 import { entryFromObject } from '../../../../src/raven/checkpoint/checkpoint-store.js';
-import type { ChangeEvent } from '../../../../src/raven/change-event.js';
+import type { ChangeEvent } from '../../../../src/raven/model/change-event.js';
 import { pod, PODS, TIME } from './fixtures.js';
 
 const options: ChangesSinceOptions = { watcher: 'pods', resource: PODS, origin: 'restart', now: () => TIME };

@@ -5,7 +5,7 @@ import {
   type ChangeEvent,
   type ChangeType,
   type ResourceId,
-} from '../../../../src/raven/change-event.js';
+} from '../../../../src/raven/model/change-event.js';
 
 export const PODS: ResourceId = { group: '', version: 'v1', resource: 'pods', kind: 'Pod' };
 export const TIME = '2024-05-01T12:00:00.000Z';

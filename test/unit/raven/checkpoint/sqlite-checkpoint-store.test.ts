@@ -9,7 +9,7 @@ import { CheckpointError } from '../../../../src/raven/checkpoint/checkpoint-err
 import { changesSince } from '../../../../src/raven/checkpoint/changes-since.js';
 import { SqliteCheckpointStore } from '../../../../src/raven/checkpoint/sqlite-checkpoint-store.js';
 import { FakeClock } from '../../../../src/testing/fake-clock.js';
-import { recordJson } from '../../../../src/raven/record-json.js';
+import { recordJson } from '../../../../src/raven/model/record-json.js';
 import { checkpointStoreContract } from './checkpoint-store-contract.js';
 import { changeEvent, countedPod, pod, PODS, TIME } from './fixtures.js';
 

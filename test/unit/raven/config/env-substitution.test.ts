@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { expandString } from '../../../../src/raven/config/index.js';
-import { suggest } from '../../../../src/raven/config/did-you-mean.js';
+import { suggest } from '../../../../src/util/did-you-mean.js';
 import { formatConfigPath } from '../../../../src/errors/config-path.js';
 
 const env = { A: 'a', EMPTY: '' };

@@ -2,7 +2,7 @@
  * A sink for delivery tests whose every call waits for the test to settle it, so tests decide
  * exactly when each delivery succeeds or fails, and can see what is in flight at any moment.
  */
-import type { SinkRecord } from '../../../../src/raven/gap-notice.js';
+import type { SinkRecord } from '../../../../src/raven/model/gap-notice.js';
 import type { Sink } from '../../../../src/raven/sinks/sink.js';
 
 export interface Call {

@@ -1,11 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KubeObject } from '../../../../src/client/kube-object.js';
-import type { ChangeEvent } from '../../../../src/raven/change-event.js';
+import type { ChangeEvent } from '../../../../src/raven/model/change-event.js';
 import { EventFeed } from '../../../../src/raven/events/event-feed.js';
-import { readOccurrence, type InvolvedObject } from '../../../../src/raven/events/event-occurrence.js';
+import { readOccurrence, type InvolvedObject } from '../../../../src/raven/model/event-occurrence.js';
 import { occurrencePasses } from '../../../../src/raven/events/occurrence-filter.js';
-import { toChangeEvent } from '../../../../src/raven/to-change-event.js';
+import { toChangeEvent } from '../../../../src/raven/model/to-change-event.js';
 
 const T0 = Date.parse('2026-11-24T10:00:00Z');
 const iso = (ms: number): string => new Date(ms).toISOString();

@@ -12,7 +12,7 @@ import { FakeClock, flushMicrotasks } from '../../../../src/testing/fake-clock.j
 import { ChatSink, type ChatSinkOptions } from '../../../../src/raven/sinks/chat-sink.js';
 import { SinkDelivery } from '../../../../src/raven/delivery/sink-delivery.js';
 import { SinkHttpError } from '../../../../src/raven/sinks/sink-http-error.js';
-import type { ChangeEvent } from '../../../../src/raven/change-event.js';
+import type { ChangeEvent } from '../../../../src/raven/model/change-event.js';
 import { HttpReceiver } from '../../../harness/http-receiver.js';
 import { sampleEvent } from './fixtures.js';
 

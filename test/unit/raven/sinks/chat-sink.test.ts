@@ -5,7 +5,7 @@ import { ChatSink, type ChatSinkOptions } from '../../../../src/raven/sinks/chat
 import { SinkHttpError } from '../../../../src/raven/sinks/sink-http-error.js';
 import { HttpReceiver, type ReceivedRequest } from '../../../harness/http-receiver.js';
 import { manyChanges, sampleEvent } from './fixtures.js';
-import type { ChangeEvent } from '../../../../src/raven/change-event.js';
+import type { ChangeEvent } from '../../../../src/raven/model/change-event.js';
 
 let receiver: HttpReceiver;
 const dispatcher = new Agent();

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { GapNotice } from '../../../../src/raven/gap-notice.js';
+import type { GapNotice } from '../../../../src/raven/model/gap-notice.js';
 import { emailMessage } from '../../../../src/raven/sinks/email-message.js';
 import { manyChanges, sampleEvent } from './fixtures.js';
 

@@ -4,7 +4,7 @@ import { mkdtemp, open, readFile, readdir, rm, writeFile, type FileHandle } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FileSink } from '../../../../src/raven/sinks/file-sink.js';
-import type { ChangeEvent } from '../../../../src/raven/change-event.js';
+import type { ChangeEvent } from '../../../../src/raven/model/change-event.js';
 import { SinkError } from '../../../../src/errors/raven-error.js';
 import { sampleEvent } from './fixtures.js';
 

@@ -2,7 +2,7 @@
  * Change events for sink and delivery tests.
  */
 import type { KubeObject } from '../../../../src/client/kube-object.js';
-import type { ChangeEvent } from '../../../../src/raven/change-event.js';
+import type { ChangeEvent } from '../../../../src/raven/model/change-event.js';
 
 /** A Deployment scaled from 2 to 3 replicas, with overrides. */
 export function sampleEvent(overrides: Partial<ChangeEvent> = {}): ChangeEvent {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { Agent } from 'undici';
-import { gapNotice, type GapNotice } from '../../../../src/raven/gap-notice.js';
+import { gapNotice, type GapNotice } from '../../../../src/raven/model/gap-notice.js';
 import { gapMessage } from '../../../../src/raven/sinks/chat-messages.js';
 import { ChatSink } from '../../../../src/raven/sinks/chat-sink.js';
 import { CloudEventsSink } from '../../../../src/raven/sinks/cloudevents-sink.js';

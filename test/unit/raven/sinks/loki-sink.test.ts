@@ -6,7 +6,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SinkError } from '../../../../src/errors/raven-error.js';
-import { gapNotice } from '../../../../src/raven/gap-notice.js';
+import { gapNotice } from '../../../../src/raven/model/gap-notice.js';
 import { LokiSink } from '../../../../src/raven/sinks/loki-sink.js';
 import type { Sink } from '../../../../src/raven/sinks/sink.js';
 import { LokiServer } from '../../../harness/loki-server.js';

@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SinkError } from '../../../../src/errors/raven-error.js';
 import { NatsSink } from '../../../../src/raven/sinks/nats-sink.js';
-import { subjectTemplateProblem } from '../../../../src/raven/config/template-check.js';
+import { subjectTemplateProblem } from '../../../../src/raven/model/template-check.js';
 import { natsSubject, streamSubjects } from '../../../../src/raven/sinks/nats-subject.js';
 import { NatsServer } from '../../../harness/nats-server.js';
 import { sinkContract, type SinkUnderTest } from './sink-contract.js';

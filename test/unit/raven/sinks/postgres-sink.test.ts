@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KubeObject } from '../../../../src/client/kube-object.js';
 import { SinkError } from '../../../../src/errors/raven-error.js';
-import { gapNotice } from '../../../../src/raven/gap-notice.js';
+import { gapNotice } from '../../../../src/raven/model/gap-notice.js';
 import { PostgresSink } from '../../../../src/raven/sinks/postgres-sink.js';
 import { PostgresServer } from '../../../harness/postgres-server.js';
 import { sinkContract, type SinkUnderTest } from './sink-contract.js';

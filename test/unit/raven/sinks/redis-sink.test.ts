@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import { SinkError } from '../../../../src/errors/raven-error.js';
-import { gapNotice } from '../../../../src/raven/gap-notice.js';
+import { gapNotice } from '../../../../src/raven/model/gap-notice.js';
 import { RedisSink } from '../../../../src/raven/sinks/redis-sink.js';
 import { RedisServer } from '../../../harness/redis-server.js';
 import { sinkContract, type SinkUnderTest } from './sink-contract.js';

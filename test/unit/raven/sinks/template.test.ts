@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseTemplatePath, renderTemplate } from '../../../../src/raven/template.js';
+import { parseTemplatePath, renderTemplate } from '../../../../src/raven/model/template.js';
 import { sampleEvent } from './fixtures.js';
 
 test('dotted paths of the event are substituted', () => {

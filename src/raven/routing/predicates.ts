@@ -7,8 +7,8 @@
  * - `ignoreStatusOnly`: drop updates whose every change is under `status`.
  * A modification whose diff is empty (only noise such as resourceVersion changed) is dropped too.
  */
-import type { ChangeEvent } from './change-event.js';
-import { touches } from './diff.js';
+import type { ChangeEvent } from '../model/change-event.js';
+import { touches } from '../model/diff.js';
 
 export interface Predicates {
   generationChanged?: boolean;

@@ -5,10 +5,10 @@
  * Delivery is at-least-once per sink, in order per object: a sink may see the same event twice
  * after a crash (use `id` to deduplicate), never an older state after a newer one.
  */
-import type { KubeObject } from '../client/kube-object.js';
-import { metadataKey } from '../client/object-key.js';
-import type { ChangedBy } from '../watch/changed-by.js';
-import type { EventOccurrence } from './events/event-occurrence.js';
+import type { KubeObject } from '../../client/kube-object.js';
+import { metadataKey } from '../../client/object-key.js';
+import type { ChangedBy } from '../../watch/changed-by.js';
+import type { EventOccurrence } from './event-occurrence.js';
 
 export type { ChangedBy };
 

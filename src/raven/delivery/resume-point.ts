@@ -20,12 +20,12 @@
  * resource, namespaces or selectors changed lists again, since a replay would not bring the
  * objects that entered or left its scope.
  */
-import type { KubeObject } from '../client/kube-object.js';
-import { objectKey, parseObjectKey, type ObjectKey } from '../client/object-key.js';
-import type { CheckpointStore } from './checkpoint/checkpoint-store.js';
-import type { ResourceId } from './change-event.js';
-import type { WatcherConfig } from './config/watcher-schema.js';
-import { compareResourceVersions } from './resource-version.js';
+import type { KubeObject } from '../../client/kube-object.js';
+import { objectKey, parseObjectKey, type ObjectKey } from '../../client/object-key.js';
+import type { CheckpointStore } from '../checkpoint/checkpoint-store.js';
+import type { ResourceId } from '../model/change-event.js';
+import type { WatcherConfig } from '../config/watcher-schema.js';
+import { compareResourceVersions } from '../model/resource-version.js';
 
 /**
  * The scope a confirmed resourceVersion is valid for: the resource and what selects its objects

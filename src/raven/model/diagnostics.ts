@@ -25,7 +25,7 @@
  */
 import { channel } from 'node:diagnostics_channel';
 import type { ChangeEvent } from './change-event.js';
-import type { Settlement, Verdict } from './delivery/sink-delivery.js';
+import type { Settlement, Verdict } from './delivery-verdict.js';
 import type { GapReason, SinkRecord } from './gap-notice.js';
 
 export interface WatcherChangeMessage {

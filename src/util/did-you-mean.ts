@@ -3,7 +3,7 @@
  * the valid ones by edit distance (with transpositions, so `wacthers` finds `watchers`), ignoring
  * case. Only close candidates are offered; a wild guess is worse than none.
  */
-import { editDistance as distance } from '../../util/edit-distance.js';
+import { editDistance as distance } from './edit-distance.js';
 
 /**
  * The candidate closest to `input`, when it is close enough to be a likely typo: at most one edit

@@ -25,7 +25,7 @@
  * waiting mark per change, and settled marks behind a held head are merged, so memory stays
  * bounded by what the deliveries hold, however long a receiver is down.
  */
-import { compareResourceVersions } from './resource-version.js';
+import { compareResourceVersions } from '../model/resource-version.js';
 
 /** One thing the watermark waits for. */
 export interface Mark {

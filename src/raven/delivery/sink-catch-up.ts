@@ -10,18 +10,23 @@
  * What is returned is records with the router's verdict; the caller adds what happens once each
  * is settled.
  */
-import type { KubeObject } from '../client/kube-object.js';
-import type { ChangeEvent } from './change-event.js';
-import type { Logger } from '../util/logger.js';
-import { changesSince } from './checkpoint/changes-since.js';
-import type { CheckpointStore } from './checkpoint/checkpoint-store.js';
-import type { RoutedRecord } from './delivery/sink-delivery.js';
-import type { Router } from './router.js';
-import { buildChangeEvent } from './to-change-event.js';
-import type { WatcherPipeline } from './watcher-pipeline.js';
+import type { KubeObject } from '../../client/kube-object.js';
+import type { ChangeEvent, ResourceId } from '../model/change-event.js';
+import type { WatcherConfig } from '../config/watcher-schema.js';
+import type { Logger } from '../../util/logger.js';
+import { changesSince } from '../checkpoint/changes-since.js';
+import type { CheckpointStore } from '../checkpoint/checkpoint-store.js';
+import type { RoutedRecord } from './sink-delivery.js';
+import type { Router } from '../routing/router.js';
+import { buildChangeEvent } from '../model/to-change-event.js';
 
-/** The watcher a catch-up is for. */
-type Watched = Pick<WatcherPipeline, 'config' | 'resource'> & Partial<Pick<WatcherPipeline, 'decorate'>>;
+/** The watcher a catch-up is for (its pipeline, `pipeline/watcher-pipeline.ts`, is one). */
+export interface Watched {
+  readonly config: WatcherConfig;
+  readonly resource: ResourceId;
+  /** A change as the router and sinks see it (an events watcher adds its occurrence). */
+  decorate?(event: ChangeEvent): ChangeEvent;
+}
 
 export interface CatchUpContext {
   checkpoints: CheckpointStore;

@@ -19,9 +19,9 @@
  * perhaps, so it is never compared by resourceVersion. resourceVersions that cannot be ordered
  * (see `resource-version.ts`) are skipped only when equal.
  */
-import type { ChangeEvent } from './change-event.js';
-import type { ConfirmedState } from './checkpoint/checkpoint-store.js';
-import { compareResourceVersions } from './resource-version.js';
+import type { ChangeEvent } from '../model/change-event.js';
+import type { ConfirmedState } from '../checkpoint/checkpoint-store.js';
+import { compareResourceVersions } from '../model/resource-version.js';
 
 /**
  * @example

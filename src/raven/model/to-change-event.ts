@@ -4,7 +4,7 @@
  * objects already redacted: the daemon's pipeline redacts each object once, as it enters its store
  * (`watcher-pipeline.ts`), and builds its events from the store's objects with it.
  */
-import type { KubeObject } from '../client/kube-object.js';
+import type { KubeObject } from '../../client/kube-object.js';
 import {
   eventId,
   type ChangeEvent,
@@ -13,8 +13,8 @@ import {
   type DiffEntry,
   type ResourceId,
 } from './change-event.js';
-import { changedBy } from '../watch/changed-by.js';
-import type { FieldManagerChange } from '../watch/field-managers.js';
+import { changedBy } from '../../watch/changed-by.js';
+import type { FieldManagerChange } from '../../watch/field-managers.js';
 import { diffObjects } from './diff.js';
 import { redact } from './redact.js';
 

@@ -5,18 +5,18 @@
 import { readFileSync } from 'node:fs';
 import type { SinkConfig } from '../config/sink-schema.js';
 import type { Clock } from '../../util/clock.js';
-import { ChatSink } from './chat-sink.js';
-import { CloudEventsSink } from './cloudevents-sink.js';
-import { FileSink } from './file-sink.js';
-import { NatsSink } from './nats-sink.js';
-import { PostgresSink } from './postgres-sink.js';
-import { RedisSink } from './redis-sink.js';
-import { LokiSink } from './loki-sink.js';
-import type { Sink } from './sink.js';
-import { StdoutSink } from './stdout-sink.js';
-import { WebhookSink } from './webhook-sink.js';
-import { SyslogSink } from './syslog-sink.js';
-import { EmailSink } from './email-sink.js';
+import { ChatSink } from '../sinks/chat-sink.js';
+import { CloudEventsSink } from '../sinks/cloudevents-sink.js';
+import { FileSink } from '../sinks/file-sink.js';
+import { NatsSink } from '../sinks/nats-sink.js';
+import { PostgresSink } from '../sinks/postgres-sink.js';
+import { RedisSink } from '../sinks/redis-sink.js';
+import { LokiSink } from '../sinks/loki-sink.js';
+import type { Sink } from '../sinks/sink.js';
+import { StdoutSink } from '../sinks/stdout-sink.js';
+import { WebhookSink } from '../sinks/webhook-sink.js';
+import { SyslogSink } from '../sinks/syslog-sink.js';
+import { EmailSink } from '../sinks/email-sink.js';
 
 export interface BuildSinkOptions {
   clock?: Clock;

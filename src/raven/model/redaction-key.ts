@@ -15,7 +15,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { link, mkdir, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { RavenError } from '../errors/raven-error.js';
+import { RavenError } from '../../errors/raven-error.js';
 import { useRedactionKey } from './redact.js';
 import { stateDir } from './state-dir.js';
 

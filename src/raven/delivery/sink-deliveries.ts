@@ -8,13 +8,13 @@
  * step, what its watchers compute from the checkpoint (`resyncOf`: the latest state of every
  * object the sink has not confirmed, with gap records where changes may be missing).
  */
-import type { Clock, TimerHandle } from '../util/clock.js';
-import type { Logger } from '../util/logger.js';
-import type { RavenConfig } from './config/raven-config-schema.js';
-import { SinkDelivery, type RoutedRecord } from './delivery/sink-delivery.js';
-import type { RavenMetrics } from './metrics.js';
-import { buildSink, type BuildSinkOptions } from './sinks/build-sink.js';
-import type { Sink } from './sinks/sink.js';
+import type { Clock, TimerHandle } from '../../util/clock.js';
+import type { Logger } from '../../util/logger.js';
+import type { RavenConfig } from '../config/raven-config-schema.js';
+import { SinkDelivery, type RoutedRecord } from './sink-delivery.js';
+import type { RavenMetrics } from '../metrics/metrics.js';
+import { buildSink, type BuildSinkOptions } from './build-sink.js';
+import type { Sink } from '../sinks/sink.js';
 
 /** How often sinks that overflowed are checked for a resync. */
 export const RESYNC_CHECK_MS = 5_000;

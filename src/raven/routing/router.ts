@@ -3,13 +3,13 @@
  * watcher's own event filter and predicates. A watcher that is routed to a sink but whose change is filtered out still
  * reaches the sink's checkpoint (silently), so a restart does not bring the filtered change back.
  */
-import type { ChangeEvent } from './change-event.js';
-import { routerVerdictChannel } from './diagnostics.js';
-import { flattenRoutes } from './config/route-schema.js';
-import type { RavenConfig } from './config/raven-config-schema.js';
-import type { Verdict } from './delivery/sink-delivery.js';
-import type { WatcherConfig } from './config/watcher-schema.js';
-import { occurrencePasses } from './events/occurrence-filter.js';
+import type { ChangeEvent } from '../model/change-event.js';
+import { routerVerdictChannel } from '../model/diagnostics.js';
+import { flattenRoutes } from '../config/route-schema.js';
+import type { RavenConfig } from '../config/raven-config-schema.js';
+import type { Verdict } from '../model/delivery-verdict.js';
+import type { WatcherConfig } from '../config/watcher-schema.js';
+import { occurrencePasses } from '../events/occurrence-filter.js';
 import { passes } from './predicates.js';
 import { routeSinks } from './route-tree.js';
 

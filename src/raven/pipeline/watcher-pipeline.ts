@@ -16,43 +16,28 @@
  * resourceVersion has expired before it delivered anything, the relist's results are not passed
  * on as changes: `relisted` says `atResumePoint`, and the daemon compares checkpoints instead.
  */
-import type { ResolvedResource } from '../client/api-resource.js';
-import type { KubeObject } from '../client/kube-object.js';
-import { MemoryStore } from '../cache/memory-store.js';
-import { makeObjectKey, objectKey, sameIncarnation } from '../client/object-key.js';
-import { NAMESPACE_INDEX } from '../cache/store.js';
-import { watchResource, type ScopedWatcher } from '../watch/watch-resource.js';
-import type { WatchTransport } from '../watch/watcher.js';
-import type { OutageReport } from '../watch/outage-tracker.js';
-import type { Shard } from '../watch/shard/shard.js';
-import type { WatcherEvent, WatcherStatus } from '../watch/watcher-events.js';
-import type { Clock } from '../util/clock.js';
-import type { Logger } from '../util/logger.js';
-import type { ChangeEvent, ResourceId } from './change-event.js';
-import type { EventFeed } from './events/event-feed.js';
-import type { WatcherConfig } from './config/watcher-schema.js';
-import { watcherChangeChannel } from './diagnostics.js';
-import { redact } from './redact.js';
-import { compareResourceVersions } from './resource-version.js';
-import { buildChangeEvent } from './to-change-event.js';
+import type { ResolvedResource } from '../../client/api-resource.js';
+import type { KubeObject } from '../../client/kube-object.js';
+import { MemoryStore } from '../../cache/memory-store.js';
+import { makeObjectKey, objectKey, sameIncarnation } from '../../client/object-key.js';
+import { NAMESPACE_INDEX } from '../../cache/store.js';
+import { watchResource, type ScopedWatcher } from '../../watch/watch-resource.js';
+import type { WatchTransport } from '../../watch/watcher.js';
+import type { OutageReport } from '../../watch/outage-tracker.js';
+import type { Shard } from '../../watch/shard/shard.js';
+import type { WatcherEvent, WatcherStatus } from '../../watch/watcher-events.js';
+import type { Clock } from '../../util/clock.js';
+import type { Logger } from '../../util/logger.js';
+import type { ChangeEvent, ResourceId } from '../model/change-event.js';
+import type { Relist, ResumeFrom } from '../model/pipeline-event.js';
+import type { EventFeed } from '../events/event-feed.js';
+import type { WatcherConfig } from '../config/watcher-schema.js';
+import { watcherChangeChannel } from '../model/diagnostics.js';
+import { redact } from '../model/redact.js';
+import { compareResourceVersions } from '../model/resource-version.js';
+import { buildChangeEvent } from '../model/to-change-event.js';
 
-/** How a scope's relist went. */
-export interface Relist {
-  /** The relist's resourceVersion: every change up to it is in the objects now. */
-  resourceVersion: string;
-  /** The resourceVersion the scope was at when it lost its place. */
-  from: string | undefined;
-  /** When the scope last heard from the server before that (milliseconds since the epoch). */
-  lastEventAt: number | undefined;
-  /** The resumed watch expired before delivering anything; its results were not passed on. */
-  atResumePoint: boolean;
-  /**
-   * How many changes the relist found (objects added, modified or gone since the scope lost its
-   * place). None: every object is as it was, and the only changes a relist cannot see are those
-   * of an object made and deleted entirely in between.
-   */
-  changes: number;
-}
+export type { Relist, ResumeFrom };
 
 export interface PipelineCallbacks {
   /** The watches are planned: one scope per namespace watched, or `*` for one watch of all. */
@@ -69,12 +54,6 @@ export interface PipelineCallbacks {
   /** A relist of `scope` completed after `synced`. */
   relisted(scope: string, relist: Relist): void;
   error(error: Error, status: WatcherStatus): void;
-}
-
-/** Where to resume: the resourceVersion to watch from and the objects known at it (redacted). */
-export interface ResumeFrom {
-  resourceVersion: string;
-  objects: readonly KubeObject[];
 }
 
 interface ScopeState {

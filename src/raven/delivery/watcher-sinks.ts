@@ -15,30 +15,34 @@
  * of a sink while resuming forgets the stored resourceVersion until it is done, so a crash then
  * lists next time (a first run needs every object, which a replay does not bring).
  */
-import type { KubeObject } from '../client/kube-object.js';
-import { makeObjectKey } from '../client/object-key.js';
-import type { Clock } from '../util/clock.js';
-import type { Logger } from '../util/logger.js';
+import type { KubeObject } from '../../client/kube-object.js';
+import { makeObjectKey } from '../../client/object-key.js';
+import type { Clock } from '../../util/clock.js';
+import type { Logger } from '../../util/logger.js';
+import type { WatcherStatus } from '../../watch/watcher-events.js';
 import { alreadyConfirmed } from './already-confirmed.js';
-import type { ChangeEvent } from './change-event.js';
-import type { CheckpointStore } from './checkpoint/checkpoint-store.js';
-import { watcherGapChannel } from './diagnostics.js';
+import type { ChangeEvent } from '../model/change-event.js';
+import type { CheckpointStore } from '../checkpoint/checkpoint-store.js';
+import { watcherGapChannel } from '../model/diagnostics.js';
 import { DeliveryWatermark, type Mark } from './delivery-watermark.js';
-import type { RoutedRecord, Settlement, SinkDelivery } from './delivery/sink-delivery.js';
-import { gapNotice, type GapReason, type SinkRecord } from './gap-notice.js';
-import type { RavenMetrics } from './metrics.js';
-import { compareResourceVersions } from './resource-version.js';
+import type { RoutedRecord, Settlement, SinkDelivery } from './sink-delivery.js';
+import { gapNotice, type GapReason, type SinkRecord } from '../model/gap-notice.js';
+import type { RavenMetrics } from '../metrics/metrics.js';
+import { compareResourceVersions } from '../model/resource-version.js';
 import { resumeObjects, watchScope } from './resume-point.js';
-import type { Router } from './router.js';
-import { catchUpEvents, startUpEvents, type CatchUpContext } from './sink-catch-up.js';
-import type { Relist, ResumeFrom, WatcherPipeline } from './watcher-pipeline.js';
+import type { Router } from '../routing/router.js';
+import { catchUpEvents, startUpEvents, type CatchUpContext, type Watched } from './sink-catch-up.js';
+import type { Relist, ResumeFrom } from '../model/pipeline-event.js';
 
-/** What WatcherSinks reads from the watcher's pipeline (`watcher-pipeline.ts`). */
-export type WatchedObjects = Pick<
-  WatcherPipeline,
-  'config' | 'resource' | 'synced' | 'objects' | 'objectsIn' | 'status'
-> &
-  Partial<Pick<WatcherPipeline, 'decorate'>>;
+/** What WatcherSinks reads from the watcher's pipeline (`pipeline/watcher-pipeline.ts`). */
+export interface WatchedObjects extends Watched {
+  readonly synced: boolean;
+  /** Current objects (redacted). */
+  objects(): KubeObject[];
+  /** Current objects of one scope: a namespace, or `*` for all. */
+  objectsIn(scope: string): KubeObject[];
+  status(): WatcherStatus | undefined;
+}
 
 export interface WatcherSinksContext {
   router: Router;

@@ -6,7 +6,7 @@
  * `type`, `resource.kind`, `namespace`, `object.spec.replicas`, ... Fields under `object` and
  * `previous` are free-form (they are Kubernetes objects); the rest are checked by name.
  */
-import { didYouMean } from './did-you-mean.js';
+import { didYouMean } from '../../util/did-you-mean.js';
 
 /** Top-level change event fields a template may name; `true` marks free-form objects. */
 const FIELDS: Readonly<Record<string, readonly string[] | true>> = {

@@ -4,9 +4,9 @@
  * (CPU, memory, event-loop lag) are included with the same prefix.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { CallObserver } from '../openstack/call-api.js';
-import type { DeliveryMetrics } from './delivery/delivery-metrics.js';
-import type { WatcherStatus } from '../watch/watcher-events.js';
+import type { CallObserver } from '../../openstack/call-api.js';
+import type { DeliveryMetrics } from './delivery-metrics.js';
+import type { WatcherStatus } from '../../watch/watcher-events.js';
 
 /**
  * How often the event-loop lag histogram (`raven_nodejs_eventloop_lag_*`) samples, in ms.

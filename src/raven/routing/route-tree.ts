@@ -9,9 +9,9 @@
  * change, the changed object itself (count 1; reason, type, component and message absent, so a
  * rule naming them does not match).
  */
-import type { ChangeEvent } from './change-event.js';
-import type { RouteConfig, RuleConfig } from './config/route-schema.js';
-import { parseNamespaceScope, type NamespaceScope } from '../watch/scope/namespace-scope.js';
+import type { ChangeEvent } from '../model/change-event.js';
+import type { RouteConfig, RuleConfig } from '../config/route-schema.js';
+import { parseNamespaceScope, type NamespaceScope } from '../../watch/scope/namespace-scope.js';
 
 /** What rules are evaluated against. */
 export interface RouteSubject {

@@ -12,7 +12,7 @@
  * fingerprints compare within the process only.
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import type { KubeObject } from '../client/kube-object.js';
+import type { KubeObject } from '../../client/kube-object.js';
 
 export const REDACTED = '[redacted]';
 

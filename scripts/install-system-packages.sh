@@ -5,7 +5,9 @@
 # module, Exim as the mail server), Chromium (the web view's tests open the page in it, driven by
 # playwright-core), zsh and fish (the completion tests load raven's completion scripts into each
 # shell), and prometheus for its promtool (the alerting rules in deploy/prometheus are tested with
-# `promtool test rules`; no Prometheus server is started).
+# `promtool test rules`; no Prometheus server is started), and what builds and runs the daemon's
+# container image without a container daemon (`npm run image`): mmdebstrap, buildah, podman,
+# runc (see test/harness/image.ts for why not crun alone) and binutils' strip.
 # Run as root (CI is); otherwise it prints the apt-get command to run. Idempotent and quiet.
 set -euo pipefail
 
@@ -15,8 +17,9 @@ command -v curl >/dev/null || missing+=(curl)
 command -v git >/dev/null || missing+=(git)
 # script(1): the CLI's terminal tests run `raven watch` under a pseudo-terminal.
 command -v script >/dev/null || missing+=(bsdutils)
+command -v strip >/dev/null || missing+=(binutils)
 for pkg in neutron-server octavia-api octavia-worker rabbitmq-server sqlite3 postgresql nats-server redis-server \
-  rsyslog rsyslog-gnutls exim4-daemon-light chromium zsh fish prometheus; do
+  rsyslog rsyslog-gnutls exim4-daemon-light chromium zsh fish prometheus mmdebstrap buildah podman runc; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'ok installed' || missing+=("$pkg")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0

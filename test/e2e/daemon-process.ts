@@ -56,12 +56,20 @@ process.once('exit', () => {
   for (const child of children) child.kill('SIGKILL');
 });
 
+export interface StartOptions {
+  kubeconfig?: string;
+  env?: Record<string, string>;
+  /**
+   * The program and its arguments before raven's, instead of `node --import tsx src/cli/main.ts`
+   * (e.g. `podman run ... IMAGE`, whose entrypoint is raven).
+   */
+  command?: readonly [string, ...string[]];
+}
+
 /** Start `raven <args>` with the control plane's kubeconfig. */
-export function startRaven(
-  args: string[],
-  options: { kubeconfig?: string; env?: Record<string, string> } = {},
-): RavenProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+export function startRaven(args: string[], options: StartOptions = {}): RavenProcess {
+  const [program, ...before] = options.command ?? [process.execPath, '--import', 'tsx', 'src/cli/main.ts'];
+  const child = spawn(program, [...before, ...args], {
     cwd: root,
     env: {
       ...process.env,
@@ -133,7 +141,7 @@ export function startRaven(
 /** Run `raven <args>` to the end. */
 export async function runRaven(
   args: string[],
-  options: { kubeconfig?: string; env?: Record<string, string> } = {},
+  options: StartOptions = {},
 ): Promise<Exit & { stdout: string; stderr: string }> {
   const raven = startRaven(args, options);
   const exit = await raven.exited;

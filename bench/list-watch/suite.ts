@@ -4,7 +4,8 @@
  * a few live updates. Reported: time to synced, peak heap and RSS, the longest event-loop stall.
  */
 import { runChild } from '../lib/child.js';
-import { median, type Measurement } from '../lib/measure.js';
+import type { Measurement } from '../lib/measure.js';
+import { median } from '../lib/rounds.js';
 import { fixed, machineLine, ratio, table } from '../lib/report.js';
 import { benchKubeconfig, ensureConfigMaps } from './cluster.js';
 import { contestants, type Contestant } from './contestants.js';

@@ -8,6 +8,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { reportFailure, reportResult } from '../lib/child.js';
+import { ownPeakRssMb } from '../lib/proc.js';
 import { contestantNamed } from './contestants.js';
 
 const MiB = 2 ** 20;
@@ -46,7 +47,7 @@ async function main(): Promise<void> {
     heapMb: after / MiB,
     cacheMb: (after - before) / MiB,
     rssMb: memory.rss / MiB,
-    peakRssMb: process.resourceUsage().maxRSS / 1024,
+    peakRssMb: ownPeakRssMb(),
     held,
   });
 }

@@ -4,7 +4,6 @@
  */
 import { reportFailure, reportResult } from '../lib/child.js';
 import { Meter } from '../lib/measure.js';
-import { processPeakRssMb } from '../lib/proc.js';
 import { informerProgram, modules } from './program.js';
 
 async function main(): Promise<void> {
@@ -18,8 +17,7 @@ async function main(): Promise<void> {
   const count = await run();
   const measurement = meter.stop();
   if (count !== expected) throw new Error(`${name} handled ${count} changes, expected ${expected}`);
-  // The peak resident set as Linux counts it (VmHWM), for the whole process's life.
-  reportResult({ ...measurement, peakRssMb: await processPeakRssMb('self'), changes: count });
+  reportResult({ ...measurement, changes: count });
 }
 
 main().catch(reportFailure);

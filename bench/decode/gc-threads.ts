@@ -8,7 +8,8 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runChild } from '../lib/child.js';
-import { median, type Measurement } from '../lib/measure.js';
+import type { Measurement } from '../lib/measure.js';
+import { median } from '../lib/rounds.js';
 import { PodCollection, startPodServer } from '../lib/pod-server.js';
 import { kubeconfigFor } from './suite.js';
 

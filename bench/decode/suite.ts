@@ -249,7 +249,7 @@ function decodeMarkdown(
     `pods added, then modified in turn, each event with a new resourceVersion (${lineBytes} bytes per event).`,
     `Each contestant in a fresh process, ${options.runs} interleaved rounds. CPU is the client process's own`,
     '(user + system, from `process.cpuUsage()`); ratios are per round (the contestant over the other in the',
-    'same round), median and range. Peak RSS (`maxRSS`) includes the runtime and the loaded modules.',
+    "same round), median and range. Peak RSS is the process's own `VmHWM` (runtime and loaded modules included).",
     '',
     cpuRssTable(
       rounds,

@@ -1,16 +1,17 @@
 /**
  * What a benchmark run measures inside its own process: wall time, CPU time (user + system), peak
- * RSS, peak heap, and how long the event loop stalled. Heap and stalls are sampled on a timer, so
+ * RSS (`VmHWM`), peak heap, and how long the event loop stalled. Heap and stalls are sampled on a timer, so
  * they are as coarse as its period; the timers run for every contestant alike.
  */
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { ownPeakRssMb } from './proc.js';
 
 export interface Measurement {
   ms: number;
   cpuMs: number;
   /** The kernel's part of cpuMs (page faults, system calls). */
   systemCpuMs: number;
-  /** process.resourceUsage().maxRSS: the whole process, runtime included. */
+  /** The process's own peak resident set (`VmHWM`), runtime included: see `processPeakRssMb`. */
   peakRssMb: number;
   peakHeapMb: number;
   /** monitorEventLoopDelay max. */
@@ -82,7 +83,7 @@ export class Meter {
       ms,
       cpuMs: (cpu.user + cpu.system) / 1000,
       systemCpuMs: cpu.system / 1000,
-      peakRssMb: process.resourceUsage().maxRSS / 1024,
+      peakRssMb: ownPeakRssMb(),
       peakHeapMb: this.#peakHeap / 2 ** 20,
       maxDelayMs: this.#delay.max / 1e6,
       maxLagMs: this.#maxLag,
@@ -95,11 +96,4 @@ export class Meter {
           }),
     };
   }
-}
-
-export function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  if (sorted.length === 0) return Number.NaN;
-  return sorted.length % 2 === 1 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
 }

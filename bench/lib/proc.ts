@@ -1,6 +1,7 @@
 /**
  * What Linux says of a process in /proc, read from outside it so that measuring costs it nothing.
  */
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 
 /** Linux reports process CPU in clock ticks; 100 per second on every current kernel build. */
@@ -29,8 +30,23 @@ export async function processReadBytes(pid: number): Promise<number> {
   return Number(/^rchar:\s+(\d+)$/m.exec(io)?.[1]);
 }
 
-/** The process's peak resident set (`VmHWM`), in MiB; `self` reads the calling process. */
+/**
+ * The process's peak resident set (`VmHWM`), in MiB; `self` reads the calling process. Every
+ * benchmark's peak RSS is this figure. Not `getrusage`'s `maxRSS`: Linux carries a process's
+ * high-water mark over `exec`, so a child spawned by a 400 MiB parent reports 400 MiB before it
+ * has done anything, while `VmHWM` belongs to the address space the child's program runs in.
+ */
 export async function processPeakRssMb(pid: number | 'self'): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  return Number(/^VmHWM:\s+(\d+) kB$/m.exec(status)?.[1]) / 1024;
+  return peakRssMbOf(await readFile(`/proc/${pid}/status`, 'utf8'));
+}
+
+/** `processPeakRssMb('self')` without waiting, for a measurement taken synchronously. */
+export function ownPeakRssMb(): number {
+  return peakRssMbOf(readFileSync('/proc/self/status', 'utf8'));
+}
+
+function peakRssMbOf(status: string): number {
+  const kb = /^VmHWM:\s+(\d+) kB$/m.exec(status)?.[1];
+  if (kb === undefined) throw new Error('no VmHWM line in /proc/<pid>/status (peak RSS needs Linux)');
+  return Number(kb) / 1024;
 }

@@ -177,9 +177,13 @@ const fluentWatch: Contestant = {
 };
 
 export const contestants: readonly Contestant[] = [
-  ravenContestant('raven-paged', "Raven's watcher, paginated list (500 per page, the default), then watch", {
-    watchList: false,
-  }),
+  ravenContestant(
+    'raven-paged',
+    "Raven's watcher, paginated list (500 per page, the default page size when a paginated list is chosen), then watch",
+    {
+      watchList: false,
+    },
+  ),
   ravenContestant('raven-paged-5000', "Raven's watcher, paginated list (5000 per page), then watch", {
     watchList: false,
     pageSize: 5000,
@@ -191,7 +195,7 @@ export const contestants: readonly Contestant[] = [
   ),
   ravenContestant(
     'raven-watchlist',
-    "Raven's watcher, streaming initial list (sendInitialEvents), then the same watch",
+    "Raven's watcher with its defaults: streaming initial list (sendInitialEvents), then the same watch",
     { watchList: true },
   ),
   clientNodeInformer,

@@ -3,8 +3,10 @@
  * Each contestant, in a fresh process, lists them all into its cache until synced, then receives
  * a few live updates. Reported: time to synced, peak heap and RSS, the longest event-loop stall.
  */
+import { loadavg } from 'node:os';
 import { runChild } from '../lib/child.js';
-import { median, type Measurement } from '../lib/measure.js';
+import type { Measurement } from '../lib/measure.js';
+import { loadSummary, median, spread } from '../lib/rounds.js';
 import { fixed, machineLine, ratio, table } from '../lib/report.js';
 import { benchKubeconfig, ensureConfigMaps } from './cluster.js';
 import { contestants, type Contestant } from './contestants.js';
@@ -54,9 +56,11 @@ export async function runListWatchSuite(options: ListWatchSuiteOptions): Promise
   const objects = await ensureConfigMaps(kubeconfig, namespace, options.objects, options.log);
   const chosen = contestants.filter((c) => options.only === undefined || options.only.includes(c.name));
   const results = new Map(chosen.map((c) => [c.name, { runs: [] as RunResult[], failures: [] as string[] }]));
+  const load: number[] = [];
   for (let round = 0; round < options.runs; round++) {
     const order = chosen.map((_, i) => chosen[(i + round) % chosen.length]) as Contestant[];
     for (const contestant of order) {
+      load.push(loadavg()[0] ?? 0);
       const outcome = await runChild<RunResult>({
         node: options.node,
         script: 'bench/list-watch/run-one.ts',
@@ -94,16 +98,21 @@ export async function runListWatchSuite(options: ListWatchSuiteOptions): Promise
       updatesMs: med((r) => r.updatesMs),
     };
   });
-  return { rows, markdown: listWatchMarkdown(rows, options, objects) };
+  return { rows, markdown: listWatchMarkdown(rows, options, objects, load) };
 }
 
-function listWatchMarkdown(rows: ListWatchRow[], options: ListWatchSuiteOptions, objects: number): string {
+function listWatchMarkdown(
+  rows: ListWatchRow[],
+  options: ListWatchSuiteOptions,
+  objects: number,
+  load: number[],
+): string {
   const header = [
     'contestant',
-    'time to synced ms',
-    'CPU ms',
+    'time to synced ms: median (range)',
+    'CPU ms: median (range)',
     'peak heap MiB',
-    'peak RSS MiB',
+    'peak RSS MiB: median (range)',
     'longest stall ms (loop delay)',
     'longest stall ms (10 ms timer lag)',
     'longest block ms (main-thread CPU)',
@@ -112,10 +121,10 @@ function listWatchMarkdown(rows: ListWatchRow[], options: ListWatchSuiteOptions,
   ];
   const body = rows.map((r) => [
     `\`${r.contestant.name}\`${r.runs.some((run) => run.watchList === false) && r.contestant.name === 'raven-watchlist' ? ' (fell back to paged list)' : ''}`,
-    fixed(r.syncedMs),
-    fixed(r.cpuMs),
+    spread(r.runs.map((x) => x.syncedMs)),
+    spread(r.runs.map((x) => x.cpuMs)),
     fixed(r.peakHeapMb),
-    fixed(r.peakRssMb),
+    spread(r.runs.map((x) => x.peakRssMb)),
     fixed(r.maxDelayMs),
     fixed(r.maxLagMs),
     r.maxBlockCpuMs === undefined ? '—' : fixed(r.maxBlockCpuMs),
@@ -141,14 +150,15 @@ function listWatchMarkdown(rows: ListWatchRow[], options: ListWatchSuiteOptions,
   return [
     `# list+watch of ${objects} ConfigMaps`,
     '',
-    `Measured ${machineLine(options.nodeVersion)}.`,
+    `Measured ${machineLine(options.nodeVersion)}; ${loadSummary(load)}.`,
     '',
     `${objects} ConfigMaps in one namespace of the local control plane (etcd, kube-apiserver and`,
     'kube-controller-manager on the same 2 cores as the client). Each contestant in a fresh process,',
     `${options.runs} interleaved rounds, medians: list everything into the cache until synced, then`,
     `${options.updates} ConfigMaps are patched and the run ends when all the updates have arrived.`,
     'Heap is sampled every 10 ms (a peak inside one long synchronous step is seen only as it ends;',
-    'peak RSS is exact). Stalls: the max of monitorEventLoopDelay and of the lateness of a 10 ms timer,',
+    "peak RSS is the process's own VmHWM, exact).",
+    'Stalls: the max of monitorEventLoopDelay and of the lateness of a 10 ms timer,',
     'wall time that includes any time the OS ran other processes (the control plane shares the cores).',
     'Longest block: the most CPU the main thread spent between two ticks of that timer, which is the',
     'time the program itself held the event loop (process.threadCpuUsage; Node 23.9 and later).',

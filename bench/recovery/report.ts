@@ -3,7 +3,7 @@
  * connection attempts per minute per contestant, the ratios to Raven, and where Raven stands
  * against the goal issue 9 set. Deterministic: rows, columns and rounding are fixed.
  */
-import { median } from '../lib/measure.js';
+import { loadSummary, median } from '../lib/rounds.js';
 import { machineLine, table } from '../lib/report.js';
 import type { Contestant } from './contestants.js';
 import { LAST_RESET_AFTER_MS, OUTAGE_MS, REFUSAL_MS, RESTART_DOWN_MS, type Measured } from './scenarios.js';
@@ -19,6 +19,8 @@ export interface ReportContext {
   raven: string;
   contestants: readonly Contestant[];
   scenarios: readonly string[];
+  /** The 1-minute load average as each round started. */
+  load: readonly number[];
 }
 
 interface Row {
@@ -213,7 +215,7 @@ export function recoveryMarkdown(results: Results, ctx: ReportContext): string {
   return [
     '# Recovery after faults',
     '',
-    `Measured ${machineLine(ctx.nodeVersion)}. Raven: ${ctx.raven}.`,
+    `Measured ${machineLine(ctx.nodeVersion)}; ${loadSummary(ctx.load).replace('each run', 'each round')}. Raven: ${ctx.raven}.`,
     '',
     `Each fault hits every contestant at once, each in its own process and (for the connection`,
     `faults) behind a TCP proxy of its own, on a real local apiserver. Median of ${ctx.runs}`,
@@ -227,6 +229,15 @@ export function recoveryMarkdown(results: Results, ctx: ReportContext): string {
     '',
     main,
     '',
+    ...(ctx.contestants.some((c) => c.name === 'client-node-informer')
+      ? [
+          "`client-node-informer`'s times after a connection fault include a fixed wait of 5 s: its",
+          'informer stops on an error and does not reconnect by itself; the library documents starting it',
+          'again from the `error` handler, and its example does so after 5 s, which is what runs here. A',
+          'program that restarts it sooner resumes sooner; no shorter wait is documented.',
+          '',
+        ]
+      : []),
     'Rows:',
     '',
     ...rows.map((row) => `- ${row.label}: ${row.definition}.`),

@@ -13,7 +13,7 @@
  * A round takes about as long as the stall cap; `--runs` rounds are run one after the other.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ControlPlane } from '../../test/harness/control-plane.js';
 import { TcpProxy } from '../../test/harness/tcp-proxy.js';
@@ -212,6 +212,7 @@ export async function runRecoverySuite(options: RecoverySuiteOptions): Promise<{
   const onPlaneA = selected.filter((s) => s.id !== 'half-open-stall');
   const onPlaneB = selected.filter((s) => s.id === 'half-open-stall');
   const labs: Lab[] = [];
+  const load: number[] = [];
   const stopOnSignal = (): void => process.exit(130);
   process.once('SIGINT', stopOnSignal).once('SIGTERM', stopOnSignal);
   try {
@@ -224,6 +225,7 @@ export async function runRecoverySuite(options: RecoverySuiteOptions): Promise<{
     for (const outcome of started) if (outcome.status === 'rejected') throw outcome.reason;
     const [labA, labB] = started.map((o) => (o.status === 'fulfilled' ? o.value : undefined));
     for (let round = 0; round < options.runs; round++) {
+      load.push(loadavg()[0] ?? 0);
       const order = chosen.map((_, i) => chosen[(i + round) % chosen.length]) as Contestant[];
       const trackA = async (): Promise<void> => {
         if (labA === undefined) return;
@@ -257,6 +259,7 @@ export async function runRecoverySuite(options: RecoverySuiteOptions): Promise<{
       raven: options.raven,
       contestants: chosen,
       scenarios: selected.map((s) => s.id),
+      load,
     }),
   };
 }

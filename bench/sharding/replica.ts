@@ -10,11 +10,10 @@
  * is killed, so a failed run never leaves one behind.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { processCpuMs, processReadBytes, processWakeUps } from '../lib/proc.js';
+import { processCpuMs, processPeakRssMb, processReadBytes, processWakeUps } from '../lib/proc.js';
 import { ravenDist } from '../lib/raven.js';
 
 /** One line of the daemon's log (pino JSON): `msg` and whatever fields it carried. */
@@ -147,8 +146,7 @@ export class Replica {
 
   /** The peak resident set size of the whole process so far (VmHWM), in bytes. */
   async peakRssBytes(): Promise<number> {
-    const status = await readFile(`/proc/${this.#pid}/status`, 'utf8');
-    return Number(/^VmHWM:\s+(\d+) kB$/m.exec(status)?.[1]) * 1024;
+    return (await processPeakRssMb(this.#pid)) * 2 ** 20;
   }
 
   /** The V8 heap in use now, from the daemon's own metrics (`server: { port: 0 }`). */

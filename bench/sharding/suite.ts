@@ -314,7 +314,7 @@ export async function runShardingSuite(options: ShardingSuiteOptions): Promise<{
   process.once('SIGINT', stopOnSignal).once('SIGTERM', stopOnSignal);
   try {
     const started = await Promise.allSettled([
-      PostgresServer.start().then(async (server) => {
+      PostgresServer.start({ durable: true }).then(async (server) => {
         postgres = server;
         await server.query('CREATE DATABASE raven');
       }),

@@ -13,7 +13,9 @@
 import { performance } from 'node:perf_hooks';
 import type { SinkRecord } from '../../src/raven/model/gap-notice.js';
 import type { Sink } from '../../src/raven/sinks/sink.js';
+import { loadavg } from 'node:os';
 import { fixed, ratio, table } from '../lib/report.js';
+import { loadSummary, median, spread } from '../lib/rounds.js';
 import { ravenDist } from '../lib/raven.js';
 import { sinkTargets, type SinkTarget } from './targets.js';
 
@@ -115,21 +117,18 @@ async function oneRun(
   return changes / seconds;
 }
 
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)] ?? Number.NaN;
-};
-
 export async function runSinksSuite(options: SinksSuiteOptions): Promise<{ markdown: string }> {
   const { SinkDelivery } = (await import(
     new URL('raven/delivery/sink-delivery.js', ravenDist).href
   )) as DeliveryModule;
   const targets = sinkTargets().filter((t) => options.only === undefined || options.only.includes(t.name));
   const results: Measured[] = [];
+  const load: number[] = [];
   for (const target of targets) {
     const m: Measured = { target: target.name, batched: [], single: [] };
     for (let run = 0; run < options.runs; run++) {
       for (const mode of ['batched', 'single'] as const) {
+        load.push(loadavg()[0] ?? 0);
         const rate = await measure(target, mode, SinkDelivery, options);
         m[mode].push(rate);
         options.log(`${target.name} ${mode} run ${run + 1}: ${fixed(rate)} changes/s`);
@@ -139,24 +138,26 @@ export async function runSinksSuite(options: SinksSuiteOptions): Promise<{ markd
   }
   const rows = results.map((m) => [
     `\`${m.target}\``,
-    fixed(median(m.batched)),
-    fixed(median(m.single)),
+    spread(m.batched),
+    spread(m.single),
     ratio(median(m.batched) / median(m.single)),
-    fixed(Math.min(...m.batched)),
     String(m.batched.length),
   ]);
   const markdown = `# Streaming sinks: changes per second into a real server
 
-Measured ${options.machine}.
+Measured ${options.machine}; ${loadSummary(load)}.
 
 ${options.changes} change events about ${options.objects} ConfigMaps (${options.changes / options.objects} per object, ~1 KiB
 of JSON each), enqueued at once into the daemon's \`SinkDelivery\` (concurrency 256, per-object order)
 in front of each sink; timed from the first enqueue until the server confirmed the last change; the
 server's count checked after each run. Servers from Debian's packages on loopback, one fresh server
-per run (see bench/sinks/targets.ts). **batched**: the sink's defaults (up to 500 changes per write);
-**one per write**: \`maxBatch: 1\`. Medians of ${options.runs} runs, interleaved.
+per run (see bench/sinks/targets.ts), each at its own durable defaults: PostgreSQL with \`fsync\` and
+\`synchronous_commit\` on (every commit flushed to disk before it is acknowledged), Redis with its
+append-only file (\`appendfsync everysec\`), NATS JetStream's file store and Loki as they come.
+**batched**: the sink's defaults (up to 500 changes per write);
+**one per write**: \`maxBatch: 1\`. Medians (range) of ${options.runs} runs, interleaved.
 
-${table(['sink', 'batched changes/s', 'one per write changes/s', 'batched / one per write', 'slowest batched run', 'runs'], rows)}
+${table(['sink', 'batched changes/s: median (range)', 'one per write changes/s: median (range)', 'batched / one per write', 'runs'], rows)}
 `;
   return { markdown };
 }

@@ -34,7 +34,7 @@ async function load<T>(path: string): Promise<T> {
 const postgres: SinkTarget = {
   name: 'postgres',
   start: async () => {
-    const server = await PostgresServer.start();
+    const server = await PostgresServer.start({ durable: true });
     await server.query('CREATE DATABASE bench');
     return {
       sink: async (maxBatch) => {

@@ -33,7 +33,6 @@
  * earlier phases: their calls are in those phases' counts.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -43,6 +42,7 @@ import { HttpInterceptor } from '../../test/harness/http-interceptor.js';
 import { freshProject, sharedLab } from '../../test/harness/openstack/test-lab.js';
 import { privateCluster } from '../../test/harness/test-cluster.js';
 import { repoRoot } from '../lib/child.js';
+import { processPeakRssMb } from '../lib/proc.js';
 import { machineLine } from '../lib/report.js';
 
 const { values } = parseArgs({
@@ -137,10 +137,6 @@ translators:
       });
     }
   });
-  const peakRss = (): number => {
-    const status = readFileSync(`/proc/${raven.pid}/status`, 'utf8');
-    return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
-  };
   const results: Record<string, unknown> = {
     namespaces: NAMESPACES,
     pods: PODS,
@@ -391,7 +387,7 @@ translators:
 
     if (POLICIES > 0) await policiesPhase();
     if (RESYNC_PASSES > 0) await resyncPhase();
-    results.peakRssMb = Math.round(peakRss());
+    results.peakRssMb = Math.round(await processPeakRssMb(raven.pid ?? 0));
     if (values.out !== undefined) await writeFile(values.out, markdown(results));
     process.stdout.write(`RESULT ${JSON.stringify(results)}\n`);
   } finally {

@@ -33,7 +33,13 @@ export class PostgresServer extends TestServer {
     return `postgres://raven@127.0.0.1:${this.server.port}/${database}`;
   }
 
-  static async start(): Promise<PostgresServer> {
+  /**
+   * `durable: true` keeps PostgreSQL's own defaults (`fsync` on, `synchronous_commit` on): every
+   * commit is on disk before it is acknowledged, as in production. The benchmarks that write
+   * through PostgreSQL use it; tests leave it off, since a throwaway cluster need not survive a
+   * power cut and each commit's flush costs several milliseconds on a shared disk.
+   */
+  static async start(options: { durable?: boolean } = {}): Promise<PostgresServer> {
     const base = await serverDir('postgres');
     const user = runAs();
     if (user !== undefined) {
@@ -61,8 +67,7 @@ export class PostgresServer extends TestServer {
           '-c',
           `unix_socket_directories=${base}`,
           // A test cluster: losing the last transactions on a power cut does not matter, speed does.
-          '-c',
-          'fsync=off',
+          ...(options.durable === true ? [] : ['-c', 'fsync=off']),
           '-c',
           'max_connections=50',
         ],

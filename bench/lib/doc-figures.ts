@@ -1,0 +1,364 @@
+/**
+ * The docs' benchmark tables and headline figures, generated from the committed result files in
+ * bench/results/. A doc marks each generated block:
+ *
+ *   <!-- bench:decode -->
+ *   ...generated; edits here are overwritten...
+ *   <!-- /bench:decode -->
+ *
+ * `npm run bench:docs` rewrites every block of every doc under docs/ (and the README);
+ * `npm run bench:docs -- --check` and test/unit/bench/doc-figures.test.ts fail when a doc differs
+ * from what the results generate, so a figure in the docs cannot drift from its result file. Each
+ * block states its source file, the date, Node and load average the file records, and marks a
+ * figure measured by a method since corrected (peak RSS from `getrusage`, PostgreSQL without fsync).
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { repoRoot } from './child.js';
+import {
+  cellOf,
+  measuredLine,
+  medianOf,
+  rangeOf,
+  resultSections,
+  resultTables,
+  tableWith,
+} from './results-markdown.js';
+import { table } from './report.js';
+
+/** Reads a file of the repository by its path from the root. */
+export type ReadResult = (path: string) => string;
+
+export const readCommitted: ReadResult = (path) => readFileSync(join(repoRoot, path), 'utf8');
+
+const OLD_RSS = 'old method: `getrusage` maxRSS, which can carry the spawning parent’s peak';
+
+/** Whether a result file measured peak RSS as the process's own VmHWM. */
+const rssByVmHwm = (text: string): boolean => /VmHWM/.test(text);
+
+const link = (path: string): string => `[${path}](../${path})`;
+const code = (name: string): string => `\`${name}\``;
+
+/** How two contestants' medians (ratio to the same baseline) compare, with their ranges. */
+function versus(a: string, aCell: string | undefined, b: string, bCell: string | undefined): string {
+  const [am, bm] = [medianOf(aCell), medianOf(bCell)];
+  if (!Number.isFinite(am) || !Number.isFinite(bm)) return `${a} against ${b}: not both measured in this run`;
+  const [alo, ahi] = rangeOf(aCell);
+  const [blo, bhi] = rangeOf(bCell);
+  const figures = `${a} ${aCell}, ${b} ${bCell}`;
+  if (ahi < blo) return `${figures}: **${a} is cheaper** (the ranges do not overlap)`;
+  if (bhi < alo) return `${figures}: **${b} is cheaper** (the ranges do not overlap)`;
+  const lower = am < bm ? a : b;
+  return `${figures}: the ranges overlap, so no difference beyond the run-to-run spread (${lower}'s median is lower)`;
+}
+
+/** The newest Node section of a suite's result file that ran under several Node versions. */
+function newestNodeSection(text: string, path: string): { heading: string; text: string } {
+  const sections = resultSections(text, 2).filter((s) => s.heading.startsWith('Node '));
+  const newest = sections.at(-1);
+  if (newest === undefined) return { heading: '', text };
+  if (newest.text.trim() === '') throw new Error(`${path}: empty section ${newest.heading}`);
+  return newest;
+}
+
+function decode(read: ReadResult): string {
+  const path = 'bench/results/decode.md';
+  const section = newestNodeSection(read(path), path);
+  const t = tableWith(section.text, 'CPU ÷ raw', path);
+  const rss = rssByVmHwm(section.text) ? 'peak RSS ÷ raw' : `peak RSS ÷ raw (${OLD_RSS})`;
+  const rows: [string, string, string][] = [
+    ['raven-decode', '`decodeWatchEvents`', 'nothing'],
+    ['raven-decode-drop-mf', '... with `dropManagedFields`', 'nothing'],
+    ['raven-decode-filter', '... with a filter keeping 1 namespace in 10', 'nothing'],
+    ['client-node-watch', 'client-node `Watch`', 'nothing'],
+    ['raven-watch-nokeep', '`watch()`, `keepObjects: false`', 'name, resourceVersion, uid'],
+    ['raven-watch', '`watch()`, its defaults', 'every object'],
+    ['raven-watch-drop-mf', '`watch()`, `dropManagedFields`', 'every object, no managedFields'],
+    ['client-node-informer', 'client-node informer', 'every object'],
+    ['fluent-watch', 'fluent `Watch`', 'every object'],
+  ];
+  const present = rows.filter(([name]) => Number.isFinite(medianOf(cellOf(t, name, 'CPU ÷ raw'))));
+  const missing = rows.filter((r) => !present.includes(r)).map(([name]) => code(name));
+  const cpu = (name: string): string | undefined => cellOf(t, name, 'CPU ÷ raw');
+  return [
+    `From ${link(path)}, ${section.heading || 'its run'}: measured ${measuredLine(section.text)}.`,
+    '',
+    table(
+      ['contestant', 'keeps', 'CPU ÷ raw `JSON.parse`: median (range)', rss, 'runs'],
+      present.map(([name, label, keeps]) => [
+        label,
+        keeps,
+        cpu(name) ?? 'n/a',
+        cellOf(t, name, 'RSS ÷ raw') ?? 'n/a',
+        cellOf(t, name, 'runs') ?? 'n/a',
+      ]),
+    ),
+    '',
+    ...(missing.length === 0 ? [] : [`Not measured in this run: ${missing.join(', ')}.`, '']),
+    'Like with like, CPU ÷ raw:',
+    '',
+    `- Neither keeps objects: ${versus('`decodeWatchEvents`', cpu('raven-decode'), "client-node's `Watch`", cpu('client-node-watch'))}.`,
+    `- Both keep every object: ${versus('`watch()`', cpu('raven-watch'), "client-node's informer", cpu('client-node-informer'))}; against fluent's \`Watch\`: ${versus('`watch()`', cpu('raven-watch'), "fluent's `Watch`", cpu('fluent-watch'))}.`,
+  ].join('\n');
+}
+
+const LIST_WATCH_LABELS: [string, string][] = [
+  ['raven-watchlist', 'streaming initial list (**the default**)'],
+  ['raven-paged', 'paginated list, 500 per page'],
+  ['raven-paged-5000', 'paginated list, 5000 per page'],
+  ['raven-one-page', 'the list in one page (`pageSize: 1_000_000`)'],
+];
+
+function listWatch(read: ReadResult): string {
+  const path = 'bench/results/list-watch.md';
+  const text = read(path);
+  const main = tableWith(text, 'time to synced', path);
+  const pairs = tableWith(text, 'pair', path);
+  const ratio = (raven: string, peer: string, column: string): string =>
+    cellOf(pairs, `${raven} vs ${peer}`, column) ?? 'n/a';
+  const both = (raven: string, column: string): string =>
+    `${ratio(raven, 'client-node-informer', column)} / ${ratio(raven, 'fluent-watch', column)}`;
+  const rss = rssByVmHwm(text) ? 'peak RSS' : `peak RSS (${OLD_RSS})`;
+  const present = LIST_WATCH_LABELS.filter(([name]) => cellOf(main, name, 'time to synced') !== undefined);
+  return [
+    `From ${link(path)}: measured ${measuredLine(text)}. Ratios are client-node's informer / fluent's \`Watch\` over Raven (above 1x: Raven is faster, uses less, or blocks less), of the medians.`,
+    '',
+    table(
+      [
+        'Raven watcher',
+        'time to synced, ms',
+        'time to synced vs peers',
+        'CPU vs peers',
+        `${rss} vs peers`,
+        'longest block vs peers',
+      ],
+      present.map(([name, label]) => [
+        label,
+        cellOf(main, name, 'time to synced') ?? 'n/a',
+        both(name, 'time to synced'),
+        both(name, 'CPU'),
+        both(name, 'peak RSS'),
+        both(name, 'longest block'),
+      ]),
+    ),
+    '',
+    `Time to synced of the peers: client-node's informer ${cellOf(main, 'client-node-informer', 'time to synced') ?? 'n/a'} ms, fluent's \`Watch\` ${cellOf(main, 'fluent-watch', 'time to synced') ?? 'n/a'} ms.`,
+  ].join('\n');
+}
+
+function cacheHeap(read: ReadResult): string {
+  const path = 'bench/results/cache-heap.md';
+  const text = read(path);
+  const t = tableWith(text, 'cache heap MiB', path);
+  const heap = (name: string): number => medianOf(cellOf(t, name, 'cache heap MiB'));
+  const peer = heap('client-node-informer');
+  const rows: [string, string, string][] = [
+    ['client-node-informer', '@kubernetes/client-node informer', 'yes'],
+    ['raven-informer', 'Raven `Informer` over a default `watch()`', 'yes'],
+    ['raven-informer-frozen', '... frozen (`freeze: always`)', 'yes'],
+    ['baseline-parsed-list', 'baseline: the parsed list kept as it is', 'yes'],
+    ['raven-shared-informers', 'Raven `SharedInformers`, its defaults', 'no (dropped)'],
+    ['raven-informer-drop', '`Informer`, the transform and the watcher drop them', 'no (dropped)'],
+    ['raven-informer-transform', '`Informer`, `transform: dropManagedFields` only', 'no (dropped)'],
+    ['raven-watcher-keep', 'Raven `watch()` alone, `keepObjects: true`', 'no cache'],
+    ['raven-watcher-nokeep', 'Raven `watch()` alone, `keepObjects: false`', 'no cache'],
+  ];
+  const peakRss = rssByVmHwm(text) ? 'peak RSS MiB' : `peak RSS MiB (${OLD_RSS})`;
+  const likeWithLike = peer / heap('raven-informer');
+  return [
+    `From ${link(path)}: measured ${measuredLine(text)}.`,
+    '',
+    table(
+      [
+        'cache of the pods',
+        'keeps managedFields',
+        'cache heap MiB',
+        'client-node informer ÷ this',
+        'RSS after sync MiB',
+        peakRss,
+      ],
+      rows
+        .filter(([name]) => Number.isFinite(heap(name)))
+        .map(([name, label, mf]) => [
+          label,
+          mf,
+          cellOf(t, name, 'cache heap MiB') ?? 'n/a',
+          mf === 'no cache' ? '—' : `${(peer / heap(name)).toFixed(2)}x`,
+          cellOf(t, name, 'RSS after sync') ?? 'n/a',
+          cellOf(t, name, 'peak RSS') ?? 'n/a',
+        ]),
+    ),
+    '',
+    `**Like with like** (both keep every pod whole, managedFields included): client-node's informer needs ${likeWithLike.toFixed(2)}x the cache heap of Raven's \`Informer\`. Dropping managedFields is Raven's option, which client-node does not offer; \`SharedInformers\` does it by default: ${(peer / heap('raven-shared-informers')).toFixed(2)}x, not a like-for-like figure.`,
+  ].join('\n');
+}
+
+/** Rows by sink from the newest file that measured that sink. */
+function sinks(read: ReadResult): string {
+  const sources = ['bench/results/sinks.md', 'bench/results/sinks-2026-11-24.md'];
+  const seen = new Set<string>();
+  const rows: string[][] = [];
+  const notes: string[] = [];
+  for (const path of sources) {
+    let text: string;
+    try {
+      text = read(path);
+    } catch {
+      continue;
+    }
+    const t = tableWith(text, 'batched', path);
+    const durable = /synchronous_commit/.test(text);
+    let used = false;
+    for (const row of t.rows) {
+      const sink = (row[0] ?? '').replaceAll('`', '');
+      if (seen.has(sink)) continue;
+      seen.add(sink);
+      used = true;
+      const postgres = sink === 'postgres' ? (durable ? 'fsync on' : '**fsync off** (old set-up)') : '';
+      rows.push([
+        `${code(sink)}${postgres === '' ? '' : ` (${postgres})`}`,
+        cellOf(t, sink, 'batched') ?? 'n/a',
+        cellOf(t, sink, 'one per write') ?? 'n/a',
+        cellOf(t, sink, 'batched / one per write') ?? 'n/a',
+        cellOf(t, sink, 'runs') ?? 'n/a',
+        link(path),
+      ]);
+    }
+    if (used) notes.push(`${link(path)}: measured ${measuredLine(text)}.`);
+  }
+  return [
+    table(
+      ['sink', 'batched, changes/s', 'one per write, changes/s', 'batched / one per write', 'runs', 'from'],
+      rows,
+    ),
+    '',
+    ...notes.map((n) => `- ${n}`),
+  ].join('\n');
+}
+
+function clientNode(read: ReadResult): string {
+  const path = 'bench/results/client-node.md';
+  const section = newestNodeSection(read(path), path);
+  const t = tableWith(section.text, 'CPU ms', path);
+  const rows: [string, string][] = [
+    ['client-node', 'client-node 2.0.1'],
+    ['client-node-1.4', 'client-node 1.4'],
+    ['kube-raven/client-node', '`kube-raven/client-node`'],
+  ];
+  const rss = rssByVmHwm(section.text) ? 'peak RSS (VmHWM) MiB' : `peak RSS MiB (${OLD_RSS})`;
+  return [
+    `From ${link(path)}, ${section.heading}: measured ${measuredLine(section.text)}.`,
+    '',
+    table(
+      ['module', 'CPU ms: median (range)', 'CPU ÷ subpath', rss, 'RSS ÷ subpath', 'runs'],
+      rows
+        .filter(([name]) => cellOf(t, name, 'CPU ms') !== undefined)
+        .map(([name, label]) => [
+          label,
+          cellOf(t, name, 'CPU ms') ?? 'n/a',
+          cellOf(t, name, 'CPU ÷') ?? 'n/a',
+          cellOf(t, name, 'peak RSS') ?? 'n/a',
+          cellOf(t, name, 'RSS ÷') ?? 'n/a',
+          cellOf(t, name, 'runs') ?? 'n/a',
+        ]),
+    ),
+  ].join('\n');
+}
+
+/** Every full run of the sharding suite that is committed, newest first: none is preferred. */
+const SHARDING_RUNS = ['bench/results/sharding-2026-11-27.md', 'bench/results/sharding.md'];
+
+function sharding(read: ReadResult): string {
+  const rows: string[][] = [];
+  const notes: string[] = [];
+  for (const path of SHARDING_RUNS) {
+    const text = read(path);
+    const date = /^Measured (\d{4}-\d{2}-\d{2})/m.exec(text)?.[1] ?? path;
+    const durable = /synchronous_commit/.test(text);
+    const tables = resultTables(text).filter((t) => t.header.includes('replicas'));
+    for (const [filtering, t] of [
+      ['server-side', tables.find((x) => x.headings.some((h) => h.startsWith('Server-side')))],
+      ['client-side', tables.find((x) => x.headings.some((h) => h.startsWith('Client-side')))],
+    ] as const) {
+      for (const r of t?.rows ?? []) {
+        const n = r[0] ?? '';
+        const cell = (column: string): string => (t === undefined ? 'n/a' : (cellOf(t, n, column) ?? 'n/a'));
+        rows.push([
+          date,
+          filtering,
+          n,
+          cell('CPU s per replica'),
+          cell('CPU ÷ single'),
+          cell('CPU ÷ unsharded'),
+          cell('read ÷ single'),
+          cell('peak RSS'),
+          cell('runs'),
+        ]);
+      }
+    }
+    notes.push(
+      `${link(path)}: measured ${measuredLine(text)}; ${
+        durable
+          ? 'PostgreSQL durable (`fsync` on).'
+          : "**PostgreSQL with `fsync=off`** (the old set-up, which flatters the checkpoint's writes)."
+      }`,
+    );
+  }
+  return [
+    table(
+      [
+        'run',
+        'filtering',
+        'N',
+        'CPU s per replica (busiest)',
+        '÷ 1 sharded replica',
+        '÷ unsharded replica',
+        'bytes read ÷ 1 replica',
+        'peak RSS MiB',
+        'rounds',
+      ],
+      rows,
+    ),
+    '',
+    'Medians over the rounds (range in brackets), every committed full run of the suite:',
+    '',
+    ...notes.map((n) => `- ${n}`),
+  ].join('\n');
+}
+
+/** The generated blocks by name. */
+export const docBlocks: Record<string, (read: ReadResult) => string> = {
+  decode,
+  'list-watch': listWatch,
+  'cache-heap': cacheHeap,
+  sinks,
+  'client-node': clientNode,
+  sharding,
+};
+
+const BLOCK = /(<!-- bench:([\w-]+)[^>]*-->\n)([\s\S]*?)(<!-- \/bench:\2 -->)/g;
+
+/** `doc` with every block regenerated from the results, formatted as the repository's prettier does. */
+export async function renderDoc(
+  doc: string,
+  path: string,
+  read: ReadResult = readCommitted,
+): Promise<string> {
+  const replaced = doc.replace(BLOCK, (_all, open: string, name: string, _body: string, close: string) => {
+    const generate = docBlocks[name];
+    if (generate === undefined)
+      throw new Error(`${path}: unknown block "bench:${name}"; known: ${Object.keys(docBlocks).join(', ')}`);
+    return `${open}\n${generate(read)}\n\n${close}`;
+  });
+  const prettier = await import('prettier');
+  const options = await prettier.resolveConfig(join(repoRoot, path));
+  return prettier.format(replaced, { ...options, filepath: join(repoRoot, path) });
+}
+
+/** The docs that may hold generated blocks: README.md and docs/*.md, by path from the root. */
+export function docsWithFigures(): string[] {
+  const docs = readdirSync(join(repoRoot, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`);
+  return ['README.md', ...docs].filter((path) => readCommitted(path).includes('<!-- bench:'));
+}

@@ -49,7 +49,8 @@ export type ErrorCallback = (err?: any) => void; // eslint-disable-line @typescr
 /** client-node's list function: accepted for the signature, never called (see the header). */
 export type ListPromise<T> = () => Promise<{ items: T[] }>;
 
-type ObjectVerb = 'add' | 'update' | 'delete';
+/** The object callbacks `RavenInformer.on` takes, as client-node names them. */
+export type ObjectVerb = 'add' | 'update' | 'delete';
 type Verb = ObjectVerb | 'change' | 'connect' | 'error';
 const VERBS: readonly Verb[] = ['add', 'update', 'delete', 'change', 'connect', 'error'];
 

@@ -194,7 +194,8 @@ export class RavenInformer<T extends ClientNodeObject> {
   /** The watcher for one run: from the cache's resourceVersion after a stop, else a list. */
   #source(): InformerSource<KubeObject> {
     const transport = this.#client;
-    if (transport === undefined) throw new Error('the informer runs only after its client is made');
+    if (transport === undefined)
+      throw new RavenError('ERR_INVALID_STATE', 'the informer runs only after its client is made');
     const resume =
       this.#resourceVersion === undefined
         ? undefined

@@ -9,7 +9,9 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ['eslint.config.js', 'examples/handlers/*.mjs'] },
+        projectService: {
+          allowDefaultProject: ['eslint.config.js', 'examples/handlers/*.mjs', 'scripts/*.mjs'],
+        },
         tsconfigRootDir: import.meta.dirname,
       },
     },

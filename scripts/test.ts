@@ -10,15 +10,24 @@
  * (RAVEN_TEST_OPENSTACK_DIR), unless RAVEN_TEST_OPENSTACK_DIR already names a running one. They
  * run one at a time beside the other files (RAVEN_TEST_CONCURRENCY of them at a time, default 2).
  * Each file's output is printed whole when it ends, then a summary.
+ *
+ * Every file is bounded: one still running after RAVEN_TEST_FILE_TIMEOUT_S seconds (default 600;
+ * 2400 for an end-to-end file) is killed and fails, its output ending with the tests that had
+ * started and not finished
+ * (scripts/test-progress-reporter.mjs). A safety net for a hang, far above any file's time on a
+ * busy machine, never a measure of speed.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, relative } from 'node:path';
 import { ensureBinaries, repoRoot } from '../test/harness/binaries.js';
 import { ControlPlane } from '../test/harness/control-plane.js';
 import { OpenStackLab } from '../test/harness/openstack/lab.js';
+
+/** Where each file's progress is written while it runs (scripts/test-progress-reporter.mjs). */
+const progressDir = mkdtempSync(join(tmpdir(), 'raven-test-progress-'));
 
 function find(dir: string): string[] {
   let out: string[] = [];
@@ -49,27 +58,77 @@ interface FileRun {
   counts: Record<'pass' | 'fail' | 'skipped', number>;
 }
 
+/** The tests a progress file shows started and not ended (scripts/test-progress-reporter.mjs). */
+function unfinished(progressText: string): string[] {
+  const open: string[] = [];
+  for (const line of progressText.split('\n')) {
+    const match = /^(start|end) (\d+ .*)$/.exec(line);
+    if (!match) continue;
+    const key = match[2] ?? '';
+    if (match[1] === 'start') open.push(key);
+    else if (open.includes(key)) open.splice(open.lastIndexOf(key), 1);
+  }
+  return open.map((key) => key.replace(/^\d+ /, ''));
+}
+
+/** A whole number of seconds from the environment, or `fallback`. */
+function seconds(name: string, fallback: number): number {
+  const value = process.env[name];
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1)
+    throw new Error(`${name}: expected a whole number of seconds, got ${value}`);
+  return n;
+}
+
 /** Run one test file in node's test runner; its output is kept and returned with its counts. */
 function runFile(file: string, env: NodeJS.ProcessEnv, children: Set<ChildProcess>): Promise<FileRun> {
   const started = Date.now();
+  const fileTimeout = seconds('RAVEN_TEST_FILE_TIMEOUT_S', file.includes('e2e') ? 2400 : 600);
+  const progressFile = join(progressDir, `${basename(file)}-${started}.progress`);
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
-    const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=tap', file], {
-      cwd: repoRoot,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const args = [
+      '--import',
+      'tsx',
+      '--test',
+      '--test-reporter=tap',
+      '--test-reporter-destination=stdout',
+      `--test-reporter=${join(repoRoot, 'scripts', 'test-progress-reporter.mjs')}`,
+      `--test-reporter-destination=${progressFile}`,
+      file,
+    ];
+    const child = spawn(process.execPath, args, { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
     children.add(child);
+    let hung = false;
+    // SIGKILL: the progress file is written as tests start, so nothing is lost by not asking
+    const watchdog = setTimeout(() => {
+      hung = true;
+      child.kill('SIGKILL');
+    }, fileTimeout * 1000);
     child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
     child.stderr.on('data', (chunk: Buffer) => chunks.push(chunk));
     child.on('close', (code, signal) => {
+      clearTimeout(watchdog);
       children.delete(child);
-      const output = Buffer.concat(chunks).toString('utf8');
+      let output = Buffer.concat(chunks).toString('utf8');
+      let progress = '';
+      try {
+        progress = readFileSync(progressFile, 'utf8');
+        rmSync(progressFile);
+      } catch {
+        // no test started
+      }
+      const running = unfinished(progress).filter((name) => !name.endsWith(file));
+      if (hung)
+        output +=
+          `\n# test: ${file} still running after ${fileTimeout} s (RAVEN_TEST_FILE_TIMEOUT_S), killed;` +
+          ` unfinished: ${running.map((t) => JSON.stringify(t)).join(', ') || 'none started'}\n`;
       const count = (name: string): number =>
         Number(new RegExp(`^# ${name} (\\d+)$`, 'm').exec(output)?.[1] ?? 0);
       resolve({
         file,
-        code: code ?? (signal ? 1 : 0),
+        code: hung ? 1 : (code ?? (signal ? 1 : 0)),
         output,
         seconds: (Date.now() - started) / 1000,
         counts: { pass: count('pass'), fail: count('fail'), skipped: count('skipped') },
@@ -203,6 +262,7 @@ async function main(args: string[]): Promise<number> {
     if (plane) await plane.stop();
     if (dir && process.env.RAVEN_KEEP_TEST_CLUSTER === undefined)
       await rm(dir, { recursive: true, force: true });
+    await rm(progressDir, { recursive: true, force: true });
   }
 }
 

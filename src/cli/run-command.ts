@@ -13,6 +13,7 @@ import { systemClock } from '../util/clock.js';
 import { loadRavenConfig } from '../raven/config/load-raven-config.js';
 import { defaultRavenConfig } from '../raven/config/default-raven-config.js';
 import { createLogger } from '../raven/logging.js';
+import { reportSubscriberErrorsTo } from '../raven/model/diagnostics.js';
 import { installRedactionKey } from '../raven/model/redaction-key.js';
 import { write, type Output } from './output.js';
 import { UsageError } from './usage-error.js';
@@ -69,6 +70,7 @@ export async function runCommand(
     throw new UsageError(`--log-format must be json or pretty; got "${format}"`);
   const logger = createLogger(level, format === undefined ? {} : { pretty: format === 'pretty' });
   for (const warning of warnings) logger.warn({}, warning);
+  reportSubscriberErrorsTo(logger);
   // The key lives beside the checkpoint, which keeps fingerprints: both move together.
   const keyWarning = await installRedactionKey(
     config.checkpoint.type === 'sqlite' ? { dir: dirname(config.checkpoint.path) } : {},

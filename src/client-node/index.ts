@@ -13,6 +13,7 @@ export {
   type ObjectCallback,
   type ErrorCallback,
   type ListPromise,
+  type ObjectVerb,
 } from './informer.js';
 export { Watch, type WatchCallback, type WatchDone, type WatchQuery } from './watch.js';
 export { resolveClientNodeConfig, type KubeConfigLike } from './kube-config.js';

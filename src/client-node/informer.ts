@@ -49,7 +49,8 @@ export type ErrorCallback = (err?: any) => void; // eslint-disable-line @typescr
 /** client-node's list function: accepted for the signature, never called (see the header). */
 export type ListPromise<T> = () => Promise<{ items: T[] }>;
 
-type ObjectVerb = 'add' | 'update' | 'delete';
+/** The object callbacks `RavenInformer.on` takes, as client-node names them. */
+export type ObjectVerb = 'add' | 'update' | 'delete';
 type Verb = ObjectVerb | 'change' | 'connect' | 'error';
 const VERBS: readonly Verb[] = ['add', 'update', 'delete', 'change', 'connect', 'error'];
 
@@ -193,7 +194,8 @@ export class RavenInformer<T extends ClientNodeObject> {
   /** The watcher for one run: from the cache's resourceVersion after a stop, else a list. */
   #source(): InformerSource<KubeObject> {
     const transport = this.#client;
-    if (transport === undefined) throw new Error('the informer runs only after its client is made');
+    if (transport === undefined)
+      throw new RavenError('ERR_INVALID_STATE', 'the informer runs only after its client is made');
     const resume =
       this.#resourceVersion === undefined
         ? undefined

@@ -32,12 +32,13 @@ export interface ResourceRequester {
   request<T>(opts: RequestOptions): Promise<T>;
 }
 
-interface CallOptions {
+/** What every call of a ResourceClient takes: the namespace (else the client's) and an abort signal. */
+export interface ResourceCallOptions {
   namespace?: string;
   signal?: AbortSignal;
 }
 
-export interface ListOptions extends CallOptions {
+export interface ListOptions extends ResourceCallOptions {
   labelSelector?: string;
   fieldSelector?: string;
   limit?: number;
@@ -47,7 +48,7 @@ export interface ListOptions extends CallOptions {
   timeoutSeconds?: number;
 }
 
-export interface WriteOptions extends CallOptions {
+export interface WriteOptions extends ResourceCallOptions {
   /** Validate and answer without persisting. */
   dryRun?: boolean;
   fieldManager?: string;
@@ -64,7 +65,7 @@ export interface PatchOptions extends WriteOptions {
   force?: boolean;
 }
 
-export interface DeleteObjectOptions extends CallOptions {
+export interface DeleteObjectOptions extends ResourceCallOptions {
   preconditions?: Preconditions;
   propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
   gracePeriodSeconds?: number;
@@ -103,7 +104,7 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
     };
   }
 
-  get(name: string, opts: CallOptions & { subresource?: string } = {}): Promise<T> {
+  get(name: string, opts: ResourceCallOptions & { subresource?: string } = {}): Promise<T> {
     return this.#call('GET', () => this.#objectPath(name, opts), {}, opts);
   }
 
@@ -212,7 +213,7 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
     method: string,
     pathOf: () => string,
     query: Query,
-    opts: CallOptions,
+    opts: ResourceCallOptions,
     extra: { body?: unknown; contentType?: string } = {},
   ): Promise<R> {
     return await this.#client.request<R>({

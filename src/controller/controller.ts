@@ -100,7 +100,10 @@ export class Controller<T extends KubeObject> {
 
   constructor(options: ControllerOptions<T>) {
     if (options.owns !== undefined && options.owns.length > 0 && options.ownerKind === undefined) {
-      throw new Error(`controller ${options.name}: ownerKind is required with owns`);
+      throw new RavenError(
+        'ERR_INVALID_ARGUMENT',
+        `controller ${options.name}: ownerKind is required with owns`,
+      );
     }
     this.#o = options;
     this.#clock = options.clock ?? systemClock;

@@ -21,6 +21,7 @@ import { stoppedStatus, type WatcherEvent, type WatcherStatus } from '../watch/w
 import { HandlerQueue } from './handler-queue.js';
 import type { EventHandlers, InformerEvent } from './informer-events.js';
 import { Reflector } from './reflector.js';
+import { RavenError } from '../errors/raven-error.js';
 
 /** What an informer watches: a watcher (or several merged) that it can close. */
 export interface InformerSource<T extends object> extends AsyncIterable<WatcherEvent<T>> {
@@ -156,7 +157,7 @@ export class Informer<T extends KubeObject> {
 
   /** Watch and feed the cache and handlers until `signal` aborts. Resolves when stopped. */
   async run(signal: AbortSignal): Promise<void> {
-    if (this.#running) throw new Error(`informer ${this.name} is already running`);
+    if (this.#running) throw new RavenError('ERR_INVALID_STATE', `informer ${this.name} is already running`);
     if (signal.aborted) return;
     this.#running = true;
     const source = this.#options.source();

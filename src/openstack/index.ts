@@ -5,7 +5,8 @@
  * the types of what the client hands back (collections, resources, the load-balancer waiter).
  * Classes a user never constructs are exported as types (the client comes from
  * `createOpenStackClient`, its collections from the client); the transport underneath (sessions,
- * the service catalogue, the HTTP exchange, the retry policy) stays internal.
+ * the service catalogue, the HTTP exchange, the retry policy) stays internal; only the types
+ * the exported signatures use (`ServiceTransport`, `CollectionSpec`, `WaiterDeps`) are named.
  */
 export {
   createOpenStackClient,
@@ -19,9 +20,12 @@ export {
   type OpenStackAuthConfig,
   type RetryConfig,
 } from './openstack-config.js';
+export type { openStackConfigSchema } from './openstack-config.js';
+export type { ConfigPath } from '../errors/config-path.js';
 export {
   OpenStackError,
   OpenStackProvisioningError,
+  type OpenStackErrorOptions,
   type OpenStackFault,
   type OpenStackService,
   type ResourceRef,
@@ -33,7 +37,11 @@ export type {
   Filters,
   DeleteOutcome,
   Identified,
+  CollectionSpec,
 } from './rest-collection.js';
+export type { QueryParams, QueryValue, ServiceCall, ServiceTransport } from './openstack-transport.js';
+export type { ServiceType } from './auth-session.js';
+export type { WireAnswer } from './http-exchange.js';
 export {
   portAddresses,
   type NeutronClient,
@@ -50,8 +58,9 @@ export type {
   KnownState,
   ProvisioningPhase,
   WaitOptions,
+  WaiterDeps,
 } from './load-balancer-waiter.js';
-export type { CallObserver, CallRecord } from './call-api.js';
+export type { ApiAnswer, CallObserver, CallRecord, HttpMethod } from './call-api.js';
 export {
   isNotSent,
   isOpenStackImmutable,

@@ -1,8 +1,8 @@
 /**
  * `kube-raven/daemon`: the daemon's pieces for code that uses them directly: its configuration
- * loader, the change event sinks receive, each sink, the per-sink delivery queue, and the webhook
- * signature a receiver checks. Re-exports only; the names are reviewed like the root's
- * (`test/unit/public-api.test.ts`).
+ * loader, the change event and gap notice sinks receive, and the per-sink delivery queue with
+ * its retries and dead letters. The sinks themselves are under `kube-raven/sinks`. Re-exports
+ * only; the names and signatures are pinned by `api/kube-raven-daemon.api.md`.
  */
 export {
   loadRavenConfig,
@@ -11,7 +11,16 @@ export {
   type ParseRavenConfigOptions,
 } from './config/load-raven-config.js';
 export { defaultRavenConfig } from './config/default-raven-config.js';
-export type { RavenConfig } from './config/raven-config-schema.js';
+export type {
+  LeaderElectionConfig,
+  ParsedRavenConfig,
+  RavenConfig,
+  RouteConfig,
+  ShardingConfig,
+} from './config/raven-config-schema.js';
+export type { ravenConfigSchema } from './config/raven-config-schema.js';
+export type { RuleConfig, ruleSchema } from './config/route-schema.js';
+export type { Environment } from './config/env-substitution.js';
 export { ConfigAggregateError, configErrorList } from '../errors/config-aggregate-error.js';
 export type {
   ChangedBy,
@@ -21,22 +30,18 @@ export type {
   DiffEntry,
   ResourceId,
 } from './model/change-event.js';
-export type { GapNotice, SinkRecord } from './model/gap-notice.js';
-export type { Sink } from './sinks/sink.js';
-export { StdoutSink, type StdoutSinkOptions } from './sinks/stdout-sink.js';
-export { FileSink, type FileSinkOptions } from './sinks/file-sink.js';
-export { WebhookSink, type WebhookSinkOptions } from './sinks/webhook-sink.js';
-export { signWebhook, verifyWebhook } from './sinks/webhook-signature.js';
-export { ChatSink, type ChatSinkOptions } from './sinks/chat-sink.js';
-export { CloudEventsSink, type CloudEventsSinkOptions } from './sinks/cloudevents-sink.js';
-export { PostgresSink, type PostgresSinkOptions } from './sinks/postgres-sink.js';
-export { NatsSink, type NatsSinkOptions } from './sinks/nats-sink.js';
-export { RedisSink, type RedisSinkOptions } from './sinks/redis-sink.js';
-export { LokiSink, type LokiSinkOptions } from './sinks/loki-sink.js';
-export { SyslogSink, type SyslogSinkOptions } from './sinks/syslog-sink.js';
+export type { EventOccurrence, InvolvedObject } from './model/event-occurrence.js';
+export type { GapNotice, GapReason, SinkRecord } from './model/gap-notice.js';
 export {
   SinkDelivery,
   type CloseResult,
+  type DeliveryState,
+  type OverflowedObject,
+  type RoutedRecord,
+  type Routing,
+  type Settlement,
   type SinkDeliveryOptions,
   type Verdict,
 } from './delivery/sink-delivery.js';
+export type { DeliveryMetrics } from './metrics/delivery-metrics.js';
+export type { DeadLetterRecord, DeadLetterWriter } from './delivery/dead-letter.js';

@@ -4,6 +4,7 @@
  * allow and cannot say "all of this but that". The difference is given as the fewest prefixes
  * that cover exactly what is left.
  */
+import { RavenError } from '../errors/raven-error.js';
 
 export interface Cidr {
   family: 4 | 6;
@@ -150,7 +151,7 @@ export function familyOf(address: string): 4 | 6 {
  */
 export function lastUsableAddress(cidr: string): string {
   const parsed = parseCidr(cidr);
-  if (parsed === undefined) throw new Error(`not a CIDR: ${cidr}`);
+  if (parsed === undefined) throw new RavenError('ERR_INVALID_ARGUMENT', `not a CIDR: ${cidr}`);
   const size = 1n << BigInt(BITS[parsed.family] - parsed.prefix);
   const last = parsed.base + size - (parsed.family === 4 ? 2n : 1n);
   const text = formatCidr({ family: parsed.family, base: last, prefix: BITS[parsed.family] });

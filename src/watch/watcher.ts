@@ -11,7 +11,7 @@
  *
  * The transitions are in `watcher-state.ts`; this file runs them.
  */
-import { TransportError } from '../errors/raven-error.js';
+import { RavenError, TransportError } from '../errors/raven-error.js';
 import { errorKind, isInvalid, isRetryable } from '../errors/classify.js';
 import { systemClock, sleep, type Clock } from '../util/clock.js';
 import { silentLogger, type Logger } from '../util/logger.js';
@@ -261,7 +261,11 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
   }
 
   [Symbol.asyncIterator](): AsyncIterator<WatcherEvent<T>> {
-    if (this.#iterating) throw new Error('a Watcher can be iterated once; share it through an informer');
+    if (this.#iterating)
+      throw new RavenError(
+        'ERR_INVALID_STATE',
+        'a Watcher can be iterated once; share it through an informer',
+      );
     this.#iterating = true;
     return this.#run();
   }

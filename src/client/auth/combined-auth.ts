@@ -8,6 +8,7 @@ import type { AuthProvider, Credentials } from './auth-provider.js';
  * Combine providers; a single provider is returned as it is.
  *
  * @example
+ * import { ClientCertificateAuth, TokenAuth } from 'kube-raven/auth';
  * const auth = combineAuth([new ClientCertificateAuth(pair), new TokenAuth(token)]);
  */
 export function combineAuth(providers: readonly AuthProvider[]): AuthProvider {

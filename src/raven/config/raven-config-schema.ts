@@ -253,25 +253,26 @@ export const ravenConfigSchema = strictObject({
   translators: expecting(z.array(translatorSchema), 'a list of translators').default([]),
 });
 
-type Parsed = z.output<typeof ravenConfigSchema>;
+/** The configuration as the schema reads it, before identities and routes are filled in. */
+export type ParsedRavenConfig = z.output<typeof ravenConfigSchema>;
 
 export type LogLevel = (typeof LOG_LEVELS)[number];
-export type ServerConfig = Parsed['server'];
-export type CheckpointConfig = Parsed['checkpoint'];
-export type DiffConfig = Parsed['diff'];
-export type ShutdownConfig = Parsed['shutdown'];
+export type ServerConfig = ParsedRavenConfig['server'];
+export type CheckpointConfig = ParsedRavenConfig['checkpoint'];
+export type DiffConfig = ParsedRavenConfig['diff'];
+export type ShutdownConfig = ParsedRavenConfig['shutdown'];
 export type { RouteConfig };
 export type HandlerConfig = z.output<typeof handlerSchema>;
 /** Leader election; `identity` is always filled in by the loader. */
-export type LeaderElectionConfig = Parsed['leaderElection'] & { identity: string };
+export type LeaderElectionConfig = ParsedRavenConfig['leaderElection'] & { identity: string };
 /** Sharding; `identity` is always filled in by the loader. */
-export type ShardingConfig = Parsed['sharding'] & { identity: string };
+export type ShardingConfig = ParsedRavenConfig['sharding'] & { identity: string };
 
 /**
  * A loaded configuration: defaults applied, paths absolute, `*` in routes and handlers replaced by
  * the names it stands for, and `routes` always present.
  */
-export type RavenConfig = Omit<Parsed, 'leaderElection' | 'sharding' | 'routes'> & {
+export type RavenConfig = Omit<ParsedRavenConfig, 'leaderElection' | 'sharding' | 'routes'> & {
   leaderElection: LeaderElectionConfig;
   sharding: ShardingConfig;
   routes: RouteConfig[];

@@ -26,6 +26,7 @@
  * bounded by what the deliveries hold, however long a receiver is down.
  */
 import { compareResourceVersions } from '../model/resource-version.js';
+import { RavenError } from '../../errors/raven-error.js';
 
 /** One thing the watermark waits for. */
 export interface Mark {
@@ -78,7 +79,8 @@ export class DeliveryWatermark {
   constructor(scopes: Iterable<string>, options: DeliveryWatermarkOptions = {}) {
     for (const scope of scopes)
       this.#scopes.set(scope, { confirmed: options.start, marks: [], head: 0, compactAt: COMPACT_MIN });
-    if (this.#scopes.size === 0) throw new Error('a watermark needs at least one scope');
+    if (this.#scopes.size === 0)
+      throw new RavenError('ERR_INVALID_ARGUMENT', 'a watermark needs at least one scope');
     this.#onAdvance = options.onAdvance;
     this.#value = this.#lowest();
   }

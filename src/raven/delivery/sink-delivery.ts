@@ -122,7 +122,7 @@ function laneKey(event: SinkRecord): string {
 
 /**
  * @example
- * import { WebhookSink } from 'kube-raven/daemon';
+ * import { WebhookSink } from 'kube-raven/sinks';
  * const delivered: SinkRecord[] = [];
  * const delivery = new SinkDelivery(new WebhookSink({ name: 'audit', url: 'https://audit.example/changes' }), {
  *   deadLetterPath: '/var/lib/raven/dead-letter.jsonl',

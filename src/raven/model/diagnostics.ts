@@ -13,8 +13,11 @@
  * | `raven:watcher:gap`       | a gap was reported (changes may be missing)           | {@link WatcherGapMessage}      |
  *
  * Messages hold the daemon's own objects (the change event, the record): read them, never change
- * them. A subscriber that throws is reported by Node on `process` (`uncaughtException`) and does
- * not stop the daemon's step.
+ * them. A subscriber that throws does not stop the step nor the daemon: the error is caught, logged
+ * once per subscriber (to {@link reportSubscriberErrorsTo}'s logger, stderr by default), and the
+ * step goes on. (Left to Node, `publish` would rethrow it as an uncaught exception and the
+ * process would exit.) This holds for subscribers added through `subscribe(name, fn)` or the
+ * channel's own `subscribe` once this module is loaded.
  *
  * @example
  * import { subscribe } from 'node:diagnostics_channel';
@@ -23,7 +26,8 @@
  *   console.log(sink, record.id, how);
  * });
  */
-import { channel } from 'node:diagnostics_channel';
+import { type Channel, channel, type ChannelListener } from 'node:diagnostics_channel';
+import { type Logger, stderrLogger } from '../../util/logger.js';
 import type { ChangeEvent } from './change-event.js';
 import type { Settlement, Verdict } from './delivery-verdict.js';
 import type { GapReason, SinkRecord } from './gap-notice.js';
@@ -72,8 +76,71 @@ export const DELIVERY_ENQUEUE = 'raven:delivery:enqueue';
 export const DELIVERY_SETTLE = 'raven:delivery:settle';
 export const WATCHER_GAP = 'raven:watcher:gap';
 
-export const watcherChangeChannel = channel(WATCHER_CHANGE);
-export const routerVerdictChannel = channel(ROUTER_VERDICT);
-export const deliveryEnqueueChannel = channel(DELIVERY_ENQUEUE);
-export const deliverySettleChannel = channel(DELIVERY_SETTLE);
-export const watcherGapChannel = channel(WATCHER_GAP);
+let subscriberErrors: Logger = stderrLogger;
+
+/** Where a throwing subscriber is reported (the daemon passes its own logger). */
+export function reportSubscriberErrorsTo(logger: Logger): void {
+  subscriberErrors = logger;
+}
+
+/** Marks a listener this module wrapped, so it is not wrapped twice. */
+const GUARDED = Symbol('raven:diagnostics:guarded');
+type Guarded = ChannelListener & { [GUARDED]?: true };
+interface ChannelMethods {
+  subscribe(this: Channel, listener: ChannelListener): void;
+  unsubscribe(this: Channel, listener: ChannelListener): boolean | undefined;
+}
+
+/**
+ * The channel, with each listener subscribed to it wrapped in a catch: an error is logged the first
+ * time that listener throws and never leaves it. Node's `subscribe(name, fn)` subscribes through
+ * the channel object, so both ways are covered; the channel's own methods (whose prototype Node
+ * swaps as the first subscriber comes and the last goes) do the rest.
+ */
+function guarded(name: string): Channel {
+  const ch = channel(name);
+  const wrappers = new WeakMap<ChannelListener, ChannelListener>();
+  // The channel's methods of the moment (Node swaps its prototype); called by name by
+  // `subscribe(name, fn)`, which is what users call.
+  const proto = (): ChannelMethods => Object.getPrototypeOf(ch) as ChannelMethods;
+  Object.defineProperties(ch, {
+    subscribe: {
+      value(listener: Guarded): void {
+        if (listener[GUARDED]) {
+          proto().subscribe.call(ch, listener);
+          return;
+        }
+        let reported = false;
+        const wrapper: Guarded = (message, channelName) => {
+          try {
+            listener(message, channelName);
+          } catch (err) {
+            if (reported) return;
+            reported = true;
+            subscriberErrors.error(
+              { err, channel: name },
+              'a diagnostics channel subscriber threw; the step went on (later errors of this subscriber are not logged)',
+            );
+          }
+        };
+        wrapper[GUARDED] = true;
+        wrappers.set(listener, wrapper);
+        proto().subscribe.call(ch, wrapper);
+      },
+    },
+    unsubscribe: {
+      value(listener: ChannelListener): boolean {
+        const wrapper = wrappers.get(listener);
+        wrappers.delete(listener);
+        return proto().unsubscribe.call(ch, wrapper ?? listener) ?? false;
+      },
+    },
+  });
+  return ch;
+}
+
+export const watcherChangeChannel = guarded(WATCHER_CHANGE);
+export const routerVerdictChannel = guarded(ROUTER_VERDICT);
+export const deliveryEnqueueChannel = guarded(DELIVERY_ENQUEUE);
+export const deliverySettleChannel = guarded(DELIVERY_SETTLE);
+export const watcherGapChannel = guarded(WATCHER_GAP);

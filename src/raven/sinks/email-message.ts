@@ -15,6 +15,7 @@ import type { SinkRecord } from '../model/gap-notice.js';
 import { renderTemplate } from '../model/template.js';
 import { eventLines, fitLines, truncateText } from './event-summary.js';
 import { formatEventText, formatGapText } from './stdout-sink.js';
+import { RavenError } from '../../errors/raven-error.js';
 
 /** The default subject template. */
 export const EMAIL_SUBJECT = '[raven] {{type}} {{resource.kind}} {{key}}';
@@ -39,7 +40,8 @@ export interface EmailMessage {
 
 export function emailMessage(records: readonly SinkRecord[], options: EmailMessageOptions): EmailMessage {
   const first = records[0];
-  if (first === undefined) throw new Error('an e-mail needs at least one change');
+  if (first === undefined)
+    throw new RavenError('ERR_INVALID_ARGUMENT', 'an e-mail needs at least one change');
   const more = records.length > 1 ? ` (+${records.length - 1} more)` : '';
   const headline =
     first.type === 'gap'

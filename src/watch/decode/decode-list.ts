@@ -19,6 +19,7 @@ import { objectPeekOf, peekBytes, peekObject, type ObjectPeek } from './peek.js'
 import { isPlainObject } from './plain-object.js';
 import { StreamDecodeError } from './stream-decode-error.js';
 import type { KubeObject } from './watch-event.js';
+import { RavenError } from '../../errors/raven-error.js';
 
 /** Options for {@link decodeList}. */
 export interface DecodeListOptions {
@@ -61,13 +62,16 @@ export class ListStream<T extends object = KubeObject> implements AsyncIterable<
   /** The list's kind, apiVersion, metadata and item count; throws until iteration has completed. */
   result(): ListResult {
     if (this.#result === undefined) {
-      throw new Error('the list result is only known after its items have been read to the end');
+      throw new RavenError(
+        'ERR_INVALID_STATE',
+        'the list result is only known after its items have been read to the end',
+      );
     }
     return this.#result;
   }
 
   [Symbol.asyncIterator](): AsyncIterator<T> {
-    if (this.#started) throw new Error('a ListStream can be iterated only once');
+    if (this.#started) throw new RavenError('ERR_INVALID_STATE', 'a ListStream can be iterated only once');
     this.#started = true;
     return this.#items();
   }

@@ -75,6 +75,7 @@ export function assignBuckets(members: readonly string[], buckets: number): Map<
  * Which of `buckets` equal parts of the hash space (`splitHashSpace`) `hash` falls in.
  *
  * @example
+ * import { fnv1a64 } from 'kube-raven/shard';
  * bucketOf(fnv1a64('x'), 128); // => 87
  */
 export function bucketOf(hash: bigint, buckets: number): number {

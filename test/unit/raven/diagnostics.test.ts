@@ -15,7 +15,9 @@ import {
   WATCHER_GAP,
   type DeliveryEnqueueMessage,
   type DeliverySettleMessage,
+  reportSubscriberErrorsTo,
 } from '../../../src/raven/model/diagnostics.js';
+import { stderrLogger } from '../../../src/util/logger.js';
 import { SinkError } from '../../../src/errors/raven-error.js';
 import { SinkDelivery } from '../../../src/raven/delivery/sink-delivery.js';
 import { toChangeEvent } from '../../../src/raven/model/to-change-event.js';
@@ -109,4 +111,61 @@ test('every channel is named raven:<area>:<event> and has no subscriber by defau
     assert.match(name, /^raven:[a-z]+:[a-z]+$/);
     assert.equal(channel(name).hasSubscribers, false, name);
   }
+});
+
+test('a subscriber that throws does not stop the step: it is logged once, and the others still hear', async () => {
+  const clock = new FakeClock();
+  const lines: { fields: object; msg: string | undefined }[] = [];
+  const capture = {
+    debug: () => undefined,
+    info: () => undefined,
+    warn: () => undefined,
+    error: (fields: object, msg?: string) => lines.push({ fields, msg }),
+    child: () => capture,
+  };
+  reportSubscriberErrorsTo(capture);
+  const heard: string[] = [];
+  const throwing = (): void => {
+    throw new Error('a bug in the subscriber');
+  };
+  const listening = (message: unknown): void => {
+    heard.push((message as DeliverySettleMessage).record.id);
+  };
+  const uncaught: unknown[] = [];
+  const onUncaught = (err: unknown): void => {
+    uncaught.push(err);
+  };
+  process.on('uncaughtException', onUncaught);
+  subscribe(DELIVERY_SETTLE, throwing);
+  subscribe(DELIVERY_SETTLE, listening);
+  try {
+    const sink = new ScriptedSink('audit', () => clock.now());
+    sink.auto = (_e, call) => call.succeed();
+    const delivery = new SinkDelivery(sink, { clock });
+    const records = [event('a', '1'), event('b', '2')];
+    for (const r of records) delivery.enqueue(r);
+    await flushMicrotasks();
+    await delivery.close(0);
+    // Node would rethrow a subscriber's error on the next tick: give it one
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(sink.names(), ['a', 'b'], 'the step went on: both were delivered');
+    assert.deepEqual(
+      heard,
+      records.map((r) => r.id),
+      'the subscriber after the throwing one heard both',
+    );
+    assert.equal(lines.length, 1, 'one line for the throwing subscriber, not one per message');
+    assert.match(lines[0]?.msg ?? '', /subscriber threw; the step went on/);
+    assert.deepEqual(uncaught, []);
+  } finally {
+    unsubscribe(DELIVERY_SETTLE, throwing);
+    unsubscribe(DELIVERY_SETTLE, listening);
+    process.off('uncaughtException', onUncaught);
+    reportSubscriberErrorsTo(stderrLogger);
+  }
+  assert.equal(
+    channel(DELIVERY_SETTLE).hasSubscribers,
+    false,
+    'both unsubscribed through their own functions',
+  );
 });

@@ -83,6 +83,9 @@ test('a second store on the same file is refused while the first holds it', () =
     await second.close();
   }));
 
+const readOwner = (path: string): { pid: number; hostname: string; token: unknown } =>
+  JSON.parse(readFileSync(`${path}.owner`, 'utf8')) as { pid: number; hostname: string; token: unknown };
+
 const writeLock = (path: string, owner: object): void =>
   writeFileSync(`${path}.owner`, JSON.stringify(owner));
 
@@ -114,14 +117,23 @@ test('a lock with this process id that this process does not hold is reclaimed (
   withFile(async (path) => {
     writeLock(path, { pid: process.pid, hostname: hostname(), token: 'earlier', heartbeat: 0 });
     const store = SqliteCheckpointStore.open(path, { clock: new FakeClock() });
+    const owner = readOwner(path);
+    assert.equal(owner.pid, process.pid);
+    assert.equal(owner.hostname, hostname());
+    assert.notEqual(owner.token, 'earlier', 'the lock is this store’s now, under a token of its own');
     await store.close();
+    assert.equal(existsSync(`${path}.owner`), false, 'and released on close, which only its holder does');
   }));
 
 test('an unreadable lock file is reclaimed', () =>
   withFile(async (path) => {
     writeFileSync(`${path}.owner`, '');
     const store = SqliteCheckpointStore.open(path, { clock: new FakeClock() });
+    const owner = readOwner(path);
+    assert.equal(owner.pid, process.pid, 'the lock file now names this process');
+    assert.equal(typeof owner.token, 'string');
     await store.close();
+    assert.equal(existsSync(`${path}.owner`), false, 'and released on close, which only its holder does');
   }));
 
 test('a lock from another host is refused while its heartbeat is fresh and reclaimed once it is stale', () =>

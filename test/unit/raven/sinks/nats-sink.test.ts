@@ -6,6 +6,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SinkError } from '../../../../src/errors/raven-error.js';
+import { sleep, systemClock } from '../../../../src/util/clock.js';
 import { NatsSink } from '../../../../src/raven/sinks/nats-sink.js';
 import { subjectTemplateProblem } from '../../../../src/raven/model/template-check.js';
 import { natsSubject, streamSubjects } from '../../../../src/raven/sinks/nats-subject.js';
@@ -127,13 +128,16 @@ describe('nats sink', () => {
       });
       await server.up();
       // The client reconnects on its own; until it has, a publish fails (retryable) like above.
-      for (;;) {
+      // Tried every 100 ms; the bound is a safety net against a sink that never recovers.
+      for (let attempt = 1; ; attempt++) {
         try {
           await sink.deliver(sampleEvent({ name: 'during' }), signal);
           break;
         } catch (err) {
           assert.ok(err instanceof SinkError && err.retryable, String(err));
+          assert.ok(attempt < 600, `still failing after ${attempt} attempts: ${String(err)}`);
         }
+        await sleep(systemClock, 100, signal);
       }
       const stored = await server.messages(stream);
       assert.deepEqual(

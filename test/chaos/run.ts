@@ -66,6 +66,12 @@ export interface ChaosOptions {
   /** Where to write the JSON report. */
   reportFile?: string;
   exclude?: readonly FaultKind[];
+  /**
+   * Awaited once the initial replicas watch everything, before the schedule starts: runs that
+   * share a control plane start their schedules together, so that none restarts the apiserver
+   * while another is still starting.
+   */
+  ready?: () => Promise<void>;
   log?: (line: string) => void;
 }
 
@@ -160,6 +166,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       () => replicas.tails(),
     );
 
+    await options.ready?.();
     const history = EtcdHistory.start(plane.state.etcdUrl, await etcdRevision(plane.state.etcdUrl));
     cleanup.push(() => {
       history.close();

@@ -85,6 +85,16 @@ export class ReplicaPool {
     return [...new Set(this.#runs.filter((r) => r.endedAt === undefined).map((r) => r.identity))].sort();
   }
 
+  /** When a running process last logged anything (or started, if it has not logged yet). */
+  lastLogAt(): number {
+    let last = 0;
+    for (const r of this.#runs.filter((run) => run.endedAt === undefined)) {
+      const time = r.process.logs.at(-1)?.time;
+      last = Math.max(last, r.startedAt, typeof time === 'number' ? time : 0);
+    }
+    return last;
+  }
+
   /** The running process of `identity`. */
   process(identity: string): RavenProcess | undefined {
     return this.#current(identity)?.process;

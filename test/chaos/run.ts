@@ -9,8 +9,8 @@
  *    the run waits until they watch everything; the checker's etcd watch starts there.
  * 3. The driver's operations and the fault lanes run at their times.
  * 4. Once the operations and faults are done, the run waits until the receiver has everything,
- *    or until it is quiet (the replicas watch everything, no request for QUIET_MS, no replica
- *    holding a backlog); a safety net
+ *    or until it is quiet (the replicas watch everything, no request and no replica log line for
+ *    QUIET_MS, no replica holding a backlog); a safety net
  *    stops the wait in any case. The wait never passes a run: the checker decides.
  * 5. The report: the checker's counts and findings, the fault timeline, the hand-over blind spots
  *    (test/chaos/blind-spot.ts) and the command that replays the seed.
@@ -66,6 +66,12 @@ export interface ChaosOptions {
   /** Where to write the JSON report. */
   reportFile?: string;
   exclude?: readonly FaultKind[];
+  /**
+   * Awaited once the initial replicas watch everything, before the schedule starts: runs that
+   * share a control plane start their schedules together, so that none restarts the apiserver
+   * while another is still starting.
+   */
+  ready?: () => Promise<void>;
   log?: (line: string) => void;
 }
 
@@ -87,6 +93,8 @@ export interface ChaosReport {
   check: Report;
   /** Every gap notice processed (first copy of each id). */
   gapNotices: Delivered[];
+  /** Each event id a finding names: every copy received, who sent it, when, its origin. */
+  findingReceipts: Record<string, { from?: string; at: number; origin?: string; tombstone?: boolean }[]>;
   /** Where each replica process's log was written, when a report file was asked for. */
   replicaLogs?: string;
   operations: Record<string, number>;
@@ -158,6 +166,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       () => replicas.tails(),
     );
 
+    await options.ready?.();
     const history = EtcdHistory.start(plane.state.etcdUrl, await etcdRevision(plane.state.etcdUrl));
     cleanup.push(() => {
       history.close();
@@ -173,14 +182,23 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const operationsDone = Date.now();
     // The etcd watch reports revisions of ConfigMaps only: a ConfigMap written now, where no watcher
     // looks, marks the point the history must reach.
-    const mark = await plane.adminRequest(
-      'POST',
-      `/api/v1/namespaces/${schedule.controlNamespace}/configmaps`,
-      {
-        metadata: { generateName: 'history-mark-' },
+    // Made again while the apiserver restarts (another run on the same control plane may restart it).
+    let mark = { status: 0, body: '' };
+    await waitUntil(
+      "the history's mark written",
+      async () => {
+        mark = await plane
+          .adminRequest('POST', `/api/v1/namespaces/${schedule.controlNamespace}/configmaps`, {
+            metadata: { generateName: 'history-mark-' },
+          })
+          .catch((err: unknown) => ({ status: 0, body: String(err) }));
+        if (mark.status !== 0 && mark.status < 500 && mark.status !== 201)
+          throw new Error(`writing the history's mark: ${mark.status} ${mark.body}`);
+        return mark.status === 201;
       },
+      START_GIVE_UP_MS,
+      () => `the last answer: ${mark.status} ${mark.body}`,
     );
-    if (mark.status !== 201) throw new Error(`writing the history's mark: ${mark.status} ${mark.body}`);
     await history.caughtUp(
       BigInt((JSON.parse(mark.body) as { metadata: { resourceVersion: string } }).metadata.resourceVersion),
     );
@@ -201,8 +219,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         settled = 'everything delivered';
         break;
       }
+      // A replica that just logged (synced after resuming, met a 410, is relisting) may still
+      // deliver: quiet counts from its last line too.
       if (
-        Date.now() - Math.max(lastRequest, operationsDone) > QUIET_MS &&
+        Date.now() - Math.max(lastRequest, operationsDone, replicas.lastLogAt()) > QUIET_MS &&
         watchingAll(replicas, schedule.mode, watchers.length) &&
         (await backlog(replicas)) === 0
       ) {
@@ -252,6 +272,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       verdict: line,
       check: report,
       gapNotices: gapNotices(receiver),
+      findingReceipts: findingReceipts(report, receipts(receiver)),
       operations: countBy(schedule.ops.map((o) => o.item.kind)),
       timeline: faults.timeline.map((e) => ({ ...e, description: describe(e.fault) })),
       handOvers,
@@ -305,6 +326,28 @@ function receipts(receiver: HttpReceiver): Receipt[] {
       at: r.at,
       from: String(r.headers['x-replica']),
     }));
+}
+
+function findingReceipts(report: Report, all: readonly Receipt[]): ChaosReport['findingReceipts'] {
+  const ids = new Set(
+    [
+      ...report.missing,
+      ...report.twice,
+      ...report.phantoms,
+      ...report.wrongType,
+      ...report.outOfOrder,
+    ].flatMap((f) => f.ids ?? []),
+  );
+  const out: ChaosReport['findingReceipts'] = {};
+  for (const r of all)
+    if (ids.has(r.id))
+      (out[r.id] ??= []).push({
+        ...(r.from === undefined ? {} : { from: r.from }),
+        at: r.at,
+        ...(r.body.origin === undefined ? {} : { origin: r.body.origin }),
+        ...(r.body.tombstone === undefined ? {} : { tombstone: r.body.tombstone }),
+      });
+  return out;
 }
 
 function gapNotices(receiver: HttpReceiver): Delivered[] {

@@ -281,12 +281,14 @@ export class WatcherSinks {
     for (const sink of this.#sinks)
       for (const routed of catchUpEvents(catchUp, this.#pipeline, sink, objects, 'restart', namespace))
         items.push({ sink, routed });
-    // A sink whose checkpoint matches the cluster missed nothing: the gap is only theirs that differ.
+    // Every sink may have missed something, even one whose checkpoint matches the cluster: the
+    // history after the resume point is gone, and a list cannot show an object made and deleted
+    // (or one that came into a selector and left it) while Raven was not watching.
     const behind = this.#sinks.filter((sink) => items.some((item) => item.sink === sink));
     if (behind.length === 0)
       this.#log.info(
         { ...(namespace === undefined ? {} : { namespace }), from: relist.from, to: relist.resourceVersion },
-        'the resume point had expired; every checkpoint matches the cluster, nothing missed',
+        'the resume point had expired; every checkpoint matches the cluster, though objects made and deleted meanwhile could not be seen',
       );
     items.push(
       ...this.#reportGap({
@@ -295,7 +297,7 @@ export class WatcherSinks {
         from: relist.from,
         to: relist.resourceVersion,
         since: this.#resumed?.at,
-        sinks: behind,
+        sinks: this.#sinks,
       }),
     );
     this.#enqueueHolding(items, [hold], CATCH_UP);

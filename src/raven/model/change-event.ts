@@ -78,8 +78,19 @@ export function eventObjectKey(event: Pick<ChangeEvent, 'namespace' | 'name'>): 
   return metadataKey(event);
 }
 
-/** The deduplication id of an event. */
-export function eventId(watcher: string, type: ChangeType, object: KubeObject): string {
+/**
+ * The deduplication id of an event: `watcher:uid:resourceVersion:type`, the same on every copy of
+ * one change. A deletion is named by the last state it ends (`ends`: the state kept before a live
+ * deletion), not by its own resourceVersion: a deletion found by comparing a list with a
+ * checkpoint (a tombstone) knows only the last state the sink confirmed, and that is the state
+ * the live deletion ended, since an object's changes reach a sink in order. So a live deletion
+ * the receiver got but Raven never saw confirmed (its answer lost, then a crash and an expired
+ * resume point) is delivered again as a tombstone under the same id. An incarnation leaves a
+ * watcher's scope once per stretch in it, each ending a state of its own: the ids stay distinct.
+ */
+export function eventId(watcher: string, type: ChangeType, object: KubeObject, ends?: KubeObject): string {
   const m = object.metadata;
-  return `${watcher}:${m?.uid ?? `${m?.namespace ?? ''}/${m?.name ?? ''}`}:${m?.resourceVersion ?? ''}:${type}`;
+  const resourceVersion =
+    (type === 'deleted' ? ends?.metadata : undefined)?.resourceVersion ?? m?.resourceVersion;
+  return `${watcher}:${m?.uid ?? `${m?.namespace ?? ''}/${m?.name ?? ''}`}:${resourceVersion ?? ''}:${type}`;
 }

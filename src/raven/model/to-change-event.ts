@@ -31,6 +31,8 @@ export interface Change {
   type: ChangeType;
   object: KubeObject;
   previous?: KubeObject | undefined;
+  /** For a live `deleted`: the state it ends (the one kept before it), which names it (`eventId`). */
+  ends?: KubeObject | undefined;
   tombstone?: boolean;
   origin: ChangeOrigin;
   /** For `modified`: the managedFields entries that changed (the watcher's `managers`), if known. */
@@ -56,7 +58,7 @@ export function buildChangeEvent(context: ChangeContext, change: Change): Change
       ? diffObjects(previous, object, { ignore: context.diffIgnore })
       : [];
   return {
-    id: eventId(context.watcher, change.type, object),
+    id: eventId(context.watcher, change.type, object, change.ends),
     watcher: context.watcher,
     type: change.type,
     origin: change.origin,

@@ -275,6 +275,7 @@ export class WatcherPipeline {
       type: event.type,
       object: tombstone && own !== undefined ? own : redact(event.object, this.resource.resource),
       previous: event.type === 'modified' ? previous : undefined,
+      ends: event.type === 'deleted' ? own : undefined,
       managers: event.type === 'modified' ? event.managers : undefined,
       tombstone,
       origin,

@@ -10,6 +10,8 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { ResolvedResource } from '../../../src/client/api-resource.js';
 import type { KubeObject } from '../../../src/client/kube-object.js';
 import type { ChangeEvent } from '../../../src/raven/model/change-event.js';
+import { changesSince } from '../../../src/raven/checkpoint/changes-since.js';
+import { entryFromEvent } from '../../../src/raven/checkpoint/checkpoint-store.js';
 import { parseRavenConfig } from '../../../src/raven/config/index.js';
 import type { WatcherConfig } from '../../../src/raven/config/watcher-schema.js';
 import { WATCHER_CHANGE, type WatcherChangeMessage } from '../../../src/raven/model/diagnostics.js';
@@ -339,6 +341,46 @@ test('turns each live change into a ChangeEvent: added, modified with its previo
 
   assert.deepEqual(names(run.pipeline.objects()), ['a@12']);
   assert.equal(run.pipeline.get('ns', 'b'), undefined);
+  await run.stop();
+});
+
+test('a live deletion is named by the state it ends: the tombstone a checkpoint at that state gives after an expired resume has its id, and each stretch in scope ends under an id of its own', async () => {
+  const run = start([
+    {
+      events: [
+        ev('ADDED', pod('a', '10')),
+        listed('10'),
+        ev('MODIFIED', pod('a', '11', { status: { phase: 'Running' } })),
+        // As a label selector watch reports an object leaving it, then coming back and leaving.
+        ev('DELETED', pod('a', '12')),
+        ev('ADDED', pod('a', '14')),
+        ev('DELETED', pod('a', '15')),
+      ],
+      then: 'hang',
+    },
+  ]);
+  await run.until(() => run.of('change').length === 4);
+  const events = run.of('change').map((c) => c.event);
+  const [modified, left, , leftAgain] = events;
+  assert.ok(modified !== undefined && left !== undefined && leftAgain !== undefined);
+  assert.deepEqual(
+    events.map((e) => e.id),
+    ['w:uid-a:11:modified', 'w:uid-a:11:deleted', 'w:uid-a:14:added', 'w:uid-a:14:deleted'],
+  );
+  assert.equal(left.resourceVersion, '12', 'the event still carries the deletion’s own resourceVersion');
+
+  // The sink confirmed a@11; the deletion reached the receiver, but its answer never reached Raven
+  // (a hanging receiver, then a crash). After the restart the resume point has expired, so the
+  // checkpoint is compared with a list that no longer holds a: the tombstone is that deletion.
+  const checkpoint = [entryFromEvent(modified)];
+  const [tombstone] = changesSince(checkpoint, [], {
+    watcher: 'w',
+    resource: modified.resource,
+    origin: 'restart',
+    now: () => 'now',
+  }).events;
+  assert.equal(tombstone?.tombstone, true);
+  assert.equal(tombstone.id, left.id, 'a receiver deduplicating on the id processes the deletion once');
   await run.stop();
 });
 

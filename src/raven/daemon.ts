@@ -23,13 +23,10 @@ import { KubeClient } from '../client/kube-client.js';
 import { Discovery } from '../client/discovery.js';
 import { UnknownResourceError } from '../client/unknown-resource-error.js';
 import type { ResolvedResource } from '../client/api-resource.js';
-import type { KubeObject } from '../client/kube-object.js';
 import { stoppedStatus, type WatcherStatus } from '../watch/watcher-events.js';
-import type { ChangeEvent } from './model/change-event.js';
 import { LeaderElector } from '../controller/leader-election.js';
 import { splitHashSpace, type Shard, type ShardRange } from '../watch/shard/shard.js';
 import { ShardedCheckpoints } from './checkpoint/sharded-checkpoints.js';
-import { errorKind } from '../errors/classify.js';
 import { systemClock, sleep, type Clock } from '../util/clock.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import type { CheckpointStore } from './checkpoint/checkpoint-store.js';
@@ -47,6 +44,8 @@ import type { EventsWatcherConfig } from './config/watcher-schema.js';
 import { EventFeed } from './events/event-feed.js';
 import { InvolvedObjects } from './events/involved-objects.js';
 import { WatcherSinks, type WatcherSinksContext } from './delivery/watcher-sinks.js';
+import { runWatcher } from './pipeline/run-watcher.js';
+import { handlersTap, logTap, metricsTap, uiTap, type UiSource } from './watcher-taps.js';
 import { OpenStackClient } from '../openstack/openstack-client.js';
 import { Translator } from '../translator/translator.js';
 import { cidrList } from '../translator/cidr.js';
@@ -72,18 +71,7 @@ export interface DaemonOptions {
 /** What the daemon needs of the web view: its routes, and a way in for each watcher's changes. */
 export interface DaemonUi {
   routes: MountedRoutes;
-  source(
-    name: string,
-    resource: ResolvedResource,
-    status: () => WatcherStatus,
-  ): {
-    publish(
-      type: 'EXISTING' | 'ADDED' | 'MODIFIED' | 'DELETED' | 'GONE',
-      object: KubeObject,
-      previous?: KubeObject,
-    ): void;
-    notice(message: string): void;
-  };
+  source(name: string, resource: ResolvedResource, status: () => WatcherStatus): UiSource;
 }
 
 export class Daemon {
@@ -410,43 +398,22 @@ export class Daemon {
         watcherSinks.set(watcherConfig.name, sinks);
         const log = this.#log.child({ watcher: watcherConfig.name });
         const ui = this.#uiSource(watcherConfig.name, resolved);
-        await pipeline.run(
-          {
-            transport: client,
-            clock: this.#clock,
-            logger: log,
-            diffIgnore: config.diff.ignore,
-            signal: stopWork.signal,
-            ...(this.#options.random === undefined ? {} : { random: this.#options.random }),
-            ...(shard === undefined ? {} : { shard }),
-            server: client.server,
-          },
-          {
-            watching: (scopes) => sinks.watching(scopes),
-            scopeListed: (scope, rv) => sinks.scopeListed(scope, rv),
-            synced: (objects, resumed) => {
-              log.info({ objects: objects.length, resumed }, 'synced');
-              sinks.synced(objects, resumed);
-              for (const object of objects) ui?.publish('EXISTING', object);
-            },
-            change: (event, scope) => {
-              this.metrics.events.inc({ watcher: event.watcher, type: event.type });
-              ui?.publish(uiType(event), event.object, event.previous);
-              sinks.change(event, scope);
-              for (const name of router.handlersFor(event)) handlers.get(name)?.push(event);
-            },
-            progress: (scope, rv) => sinks.progress(scope, rv),
-            relisting: () => this.metrics.relists.inc({ watcher: watcherConfig.name }),
-            relisted: (scope, relist) => sinks.relisted(scope, relist),
-            // Each failure is counted here; the pipeline logs the outage (a line at its start,
-            // every 30 s, at its end), the watcher each failure at debug.
-            error: (error) => {
-              ui?.notice(error.message);
-              this.metrics.watchErrors.inc({ watcher: watcherConfig.name, kind: errorKind(error) });
-            },
-          },
-          sinks.start(),
-        );
+        const taps = [
+          logTap(log),
+          metricsTap(this.metrics, watcherConfig.name),
+          ...(ui === undefined ? [] : [uiTap(ui)]),
+          handlersTap(router, handlers),
+        ];
+        await runWatcher(pipeline, sinks, taps, {
+          transport: client,
+          clock: this.#clock,
+          logger: log,
+          diffIgnore: config.diff.ignore,
+          signal: stopWork.signal,
+          ...(this.#options.random === undefined ? {} : { random: this.#options.random }),
+          ...(shard === undefined ? {} : { shard }),
+          server: client.server,
+        });
       });
       const translations = config.translators.map((t) => this.#runTranslator(t, client, stopWork.signal));
       await Promise.all([...runs, ...translations]);
@@ -551,11 +518,4 @@ export class Daemon {
 /** The default leader-election identity: host name and process id. */
 export function defaultIdentity(): string {
   return `${hostname()}-${process.pid}`;
-}
-
-/** How the web view names a change. */
-function uiType(event: ChangeEvent): 'ADDED' | 'MODIFIED' | 'DELETED' | 'GONE' {
-  if (event.type === 'added') return 'ADDED';
-  if (event.type === 'modified') return 'MODIFIED';
-  return event.tombstone ? 'GONE' : 'DELETED';
 }

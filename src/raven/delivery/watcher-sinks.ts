@@ -32,7 +32,7 @@ import { compareResourceVersions } from '../model/resource-version.js';
 import { resumeObjects, watchScope } from './resume-point.js';
 import type { Router } from '../routing/router.js';
 import { catchUpEvents, startUpEvents, type CatchUpContext, type Watched } from './sink-catch-up.js';
-import type { Relist, ResumeFrom } from '../model/pipeline-event.js';
+import type { PipelineEvent, Relist, ResumeFrom } from '../model/pipeline-event.js';
 
 /** What WatcherSinks reads from the watcher's pipeline (`pipeline/watcher-pipeline.ts`). */
 export interface WatchedObjects extends Watched {
@@ -156,6 +156,34 @@ export class WatcherSinks {
       };
     }
     return undefined;
+  }
+
+  /** One event of the watcher's pipeline, in the order the pipeline yields them. */
+  apply(event: PipelineEvent): void {
+    switch (event.type) {
+      case 'watching':
+        this.watching(event.scopes);
+        return;
+      case 'scopeListed':
+        this.scopeListed(event.scope, event.resourceVersion);
+        return;
+      case 'synced':
+        this.synced(event.objects, event.resumed);
+        return;
+      case 'change':
+        this.change(event.event, event.scope);
+        return;
+      case 'progress':
+        this.progress(event.scope, event.resourceVersion);
+        return;
+      case 'relisted':
+        this.relisted(event.scope, event.relist);
+        return;
+      case 'relisting':
+      case 'error':
+        // The watcher recovers on its own; what a relist changed comes as `relisted`.
+        return;
+    }
   }
 
   watching(scopes: readonly string[]): void {

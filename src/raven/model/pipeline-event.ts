@@ -1,9 +1,32 @@
 /**
- * What a watcher's pipeline (`pipeline/watcher-pipeline.ts`) tells the delivery layer beside each
- * change: how a scope's relist went, and where a watch resumes. Here, below both, so that delivery
- * reads them without knowing the pipeline.
+ * What a watcher's pipeline (`pipeline/watcher-pipeline.ts`) yields: one stream of
+ * {@link PipelineEvent}s per watcher, which its sinks (`delivery/watcher-sinks.ts`) apply and the
+ * daemon's taps (metrics, the web view, custom handlers, the log) observe; how a scope's relist
+ * went; and where a watch resumes. Here, below both, so that delivery reads them without knowing
+ * the pipeline.
  */
 import type { KubeObject } from '../../client/kube-object.js';
+import type { WatcherStatus } from '../../watch/watcher-events.js';
+import type { ChangeEvent } from './change-event.js';
+
+/** What happens to one watcher, in the order it happens. */
+export type PipelineEvent =
+  /** The watches are planned: one scope per namespace watched, or `*` for one watch of all. */
+  | { type: 'watching'; scopes: readonly string[] }
+  /** A scope finished its first list at `resourceVersion` (never when resumed). */
+  | { type: 'scopeListed'; scope: string; resourceVersion: string }
+  /** Every scope has listed, or the pipeline resumed: `objects` is everything known now. */
+  | { type: 'synced'; objects: readonly KubeObject[]; resumed: boolean }
+  /** A change after `synced` (live, or a relist's result), from `scope`. */
+  | { type: 'change'; event: ChangeEvent; scope: string }
+  /** The server confirmed `scope` up to `resourceVersion` without a change (a bookmark). */
+  | { type: 'progress'; scope: string; resourceVersion: string }
+  /** `scope` lost its place and lists again. */
+  | { type: 'relisting'; scope: string }
+  /** A relist of `scope` completed after `synced`. */
+  | { type: 'relisted'; scope: string; relist: Relist }
+  /** A watch failed; the watcher retries on its own (`status` says how it stands). */
+  | { type: 'error'; error: Error; status: WatcherStatus };
 
 /** How a scope's relist went. */
 export interface Relist {

@@ -29,7 +29,7 @@ import type { WatcherEvent, WatcherStatus } from '../../watch/watcher-events.js'
 import type { Clock } from '../../util/clock.js';
 import type { Logger } from '../../util/logger.js';
 import type { ChangeEvent, ResourceId } from '../model/change-event.js';
-import type { Relist, ResumeFrom } from '../model/pipeline-event.js';
+import type { PipelineEvent, Relist, ResumeFrom } from '../model/pipeline-event.js';
 import type { EventFeed } from '../events/event-feed.js';
 import type { WatcherConfig } from '../config/watcher-schema.js';
 import { watcherChangeChannel } from '../model/diagnostics.js';
@@ -37,23 +37,21 @@ import { redact } from '../model/redact.js';
 import { compareResourceVersions } from '../model/resource-version.js';
 import { buildChangeEvent } from '../model/to-change-event.js';
 
-export type { Relist, ResumeFrom };
+export type { PipelineEvent, Relist, ResumeFrom };
 
-export interface PipelineCallbacks {
-  /** The watches are planned: one scope per namespace watched, or `*` for one watch of all. */
-  watching(scopes: readonly string[]): void;
-  /** A scope finished its first list at `resourceVersion` (never called when resumed). */
-  scopeListed(scope: string, resourceVersion: string): void;
-  /** Every scope has listed, or the pipeline resumed: `objects` is everything known now. */
-  synced(objects: readonly KubeObject[], resumed: boolean): void;
-  /** A change after `synced` (live, or a relist's result), from `scope`. */
-  change(event: ChangeEvent, scope: string): void;
-  /** The server confirmed `scope` up to `resourceVersion` without a change (a bookmark). */
-  progress(scope: string, resourceVersion: string): void;
-  relisting(scope: string): void;
-  /** A relist of `scope` completed after `synced`. */
-  relisted(scope: string, relist: Relist): void;
-  error(error: Error, status: WatcherStatus): void;
+/** How the pipeline watches: the transport and the injected clock, logger and randomness. */
+export interface PipelineRunOptions {
+  transport: WatchTransport;
+  clock: Clock;
+  logger: Logger;
+  diffIgnore: readonly string[];
+  signal: AbortSignal;
+  /** Random numbers in [0, 1) for the reconnect jitter (Math.random unless injected). */
+  random?: () => number;
+  /** A sharded replica's part of the objects (`watcher.ts`: the server filters, or the client). */
+  shard?: Shard;
+  /** The apiserver's URL, for the outage lines (its host and port). */
+  server?: string;
 }
 
 interface ScopeState {
@@ -121,24 +119,11 @@ export class WatcherPipeline {
     return this.#objects.get(makeObjectKey(name, namespace)) as KubeObject | undefined;
   }
 
-  /** Watch until `signal` aborts. */
-  async run(
-    options: {
-      transport: WatchTransport;
-      clock: Clock;
-      logger: Logger;
-      diffIgnore: readonly string[];
-      signal: AbortSignal;
-      /** Random numbers in [0, 1) for the reconnect jitter (Math.random unless injected). */
-      random?: () => number;
-      /** A sharded replica's part of the objects (`watcher.ts`: the server filters, or the client). */
-      shard?: Shard;
-      /** The apiserver's URL, for the outage lines (its host and port). */
-      server?: string;
-    },
-    callbacks: PipelineCallbacks,
-    resume?: ResumeFrom,
-  ): Promise<void> {
+  /**
+   * Watch until `signal` aborts, yielding what happens as one stream of events (see
+   * {@link PipelineEvent}). Pulled: the next watch event is read once the consumer took this one.
+   */
+  async *events(options: PipelineRunOptions, resume?: ResumeFrom): AsyncGenerator<PipelineEvent> {
     const c = this.config;
     const watcher = watchResource({
       transport: options.transport,
@@ -174,11 +159,11 @@ export class WatcherPipeline {
         relistChanges: 0,
       });
     }
-    callbacks.watching([...scopes.keys()]);
+    yield { type: 'watching', scopes: [...scopes.keys()] };
     if (resume !== undefined) {
       for (const object of resume.objects) this.#keep(object);
       this.#synced = true;
-      callbacks.synced(this.objects(), true);
+      yield { type: 'synced', objects: this.objects(), resumed: true };
     }
     const unlisted = new Set(resume === undefined ? scopes.keys() : []);
     const context = { watcher: c.name, resource: this.resource, diffIgnore: options.diffIgnore };
@@ -192,7 +177,7 @@ export class WatcherPipeline {
             state.relisting = true;
             state.relistChanges = 0;
             state.from = watcher.watchers.get(scope)?.status().resourceVersion ?? state.from;
-            callbacks.relisting(scope);
+            yield { type: 'relisting', scope };
           }
           break;
         case 'initial': {
@@ -202,19 +187,23 @@ export class WatcherPipeline {
         case 'synced':
           if (!event.relist) {
             unlisted.delete(scope);
-            callbacks.scopeListed(scope, event.resourceVersion);
+            yield { type: 'scopeListed', scope, resourceVersion: event.resourceVersion };
             if (unlisted.size === 0 && !this.#synced) {
               this.#synced = true;
-              callbacks.synced(this.objects(), false);
+              yield { type: 'synced', objects: this.objects(), resumed: false };
             }
           } else if (state.relisting && this.#synced) {
-            callbacks.relisted(scope, {
-              resourceVersion: event.resourceVersion,
-              from: state.from,
-              lastEventAt: state.lastEventAt,
-              atResumePoint: state.atResumePoint,
-              changes: state.relistChanges,
-            });
+            yield {
+              type: 'relisted',
+              scope,
+              relist: {
+                resourceVersion: event.resourceVersion,
+                from: state.from,
+                lastEventAt: state.lastEventAt,
+                atResumePoint: state.atResumePoint,
+                changes: state.relistChanges,
+              },
+            };
           }
           state.relisting = false;
           state.atResumePoint = false;
@@ -237,17 +226,17 @@ export class WatcherPipeline {
             const decorated = this.decorate(change);
             if (watcherChangeChannel.hasSubscribers)
               watcherChangeChannel.publish({ watcher: c.name, scope, event: decorated });
-            callbacks.change(decorated, scope);
+            yield { type: 'change', event: decorated, scope };
           }
           break;
         }
         case 'bookmark':
           state.atResumePoint = false;
           state.lastEventAt = now;
-          if (this.#synced) callbacks.progress(scope, event.resourceVersion);
+          if (this.#synced) yield { type: 'progress', scope, resourceVersion: event.resourceVersion };
           break;
         case 'error':
-          callbacks.error(event.error, event.status);
+          yield { type: 'error', error: event.error, status: event.status };
           break;
       }
     }

@@ -112,13 +112,13 @@ function byNamespace(transports: Record<string, FakeTransport>): WatchTransport 
 interface RunOptions {
   resume?: ResumeFrom;
   diffIgnore?: string[];
-  /** Called from every callback, after it is recorded (a throw here is a callback's throw). */
+  /** Called for every event, after it is recorded (a throw here is the consumer's throw). */
   hook?: (call: Call) => void;
   /** The reconnect jitter's random numbers. */
   random?: () => number;
 }
 
-/** One pipeline run: every callback recorded in order, with the virtual time it came at. */
+/** One pipeline run: every event recorded in order, with the virtual time it came at. */
 class Run {
   readonly calls: Recorded[] = [];
   /** The signal of every request the watchers made. */
@@ -128,7 +128,7 @@ class Run {
   readonly abort = new AbortController();
   readonly done: Promise<void>;
   ended = false;
-  /** What run() rejected with, if it did. */
+  /** What the run rejected with, if it did. */
   failed: unknown;
 
   constructor(
@@ -148,37 +148,27 @@ class Run {
         return transport.stream(request);
       },
     };
-    this.done = pipeline
-      .run(
-        {
-          transport: spy,
-          clock,
-          logger: silent,
-          diffIgnore: options.diffIgnore ?? [],
-          signal: this.abort.signal,
-          ...(options.random === undefined ? {} : { random: options.random }),
-        },
-        {
-          watching: (scopes) => record({ kind: 'watching', scopes }),
-          scopeListed: (scope, resourceVersion) => record({ kind: 'scopeListed', scope, resourceVersion }),
-          synced: (objects, resumed) => record({ kind: 'synced', objects, resumed }),
-          change: (event, scope) => record({ kind: 'change', event, scope }),
-          progress: (scope, resourceVersion) => record({ kind: 'progress', scope, resourceVersion }),
-          relisting: (scope) => record({ kind: 'relisting', scope }),
-          relisted: (scope, relist) => record({ kind: 'relisted', scope, relist }),
-          error: (error) => record({ kind: 'error', error }),
-        },
-        options.resume,
-      )
-      .then(
-        () => {
-          this.ended = true;
-        },
-        (error: unknown) => {
-          this.ended = true;
-          this.failed = error;
-        },
-      );
+    const runOptions = {
+      transport: spy,
+      clock,
+      logger: silent,
+      diffIgnore: options.diffIgnore ?? [],
+      signal: this.abort.signal,
+      ...(options.random === undefined ? {} : { random: options.random }),
+    };
+    const consume = async (): Promise<void> => {
+      for await (const { type, ...rest } of pipeline.events(runOptions, options.resume))
+        record({ kind: type, ...rest } as Call);
+    };
+    this.done = consume().then(
+      () => {
+        this.ended = true;
+      },
+      (error: unknown) => {
+        this.ended = true;
+        this.failed = error;
+      },
+    );
   }
 
   of<K extends Call['kind']>(kind: K): Extract<Recorded, { kind: K }>[] {
@@ -211,7 +201,7 @@ class Run {
   async stop(): Promise<void> {
     this.abort.abort(new Error('test over'));
     await this.clock.tick(1);
-    assert.equal(this.ended, true, 'run() returns once its signal aborts');
+    assert.equal(this.ended, true, 'the stream ends once its signal aborts');
     await this.done;
     assert.equal(this.failed, undefined);
   }
@@ -453,6 +443,8 @@ test('announces each namespace as it lists, and every object once the last one h
 
 test('resumed, it lists nothing: it announces the kept objects at once and passes on what the server replays', async () => {
   const kept = pod('a', '5');
+  let changesBeforeSync: number | undefined;
+  let changes = 0;
   const run = start(
     [
       {
@@ -460,13 +452,20 @@ test('resumed, it lists nothing: it announces the kept objects at once and passe
         then: 'hang',
       },
     ],
-    { resume: { resourceVersion: '5', objects: [kept] } },
+    {
+      resume: { resourceVersion: '5', objects: [kept] },
+      hook: (call) => {
+        if (call.kind === 'change') changes++;
+        if (call.kind === 'synced') changesBeforeSync = changes;
+      },
+    },
   );
+  await run.until(() => run.calls.length >= 2);
   assert.deepEqual(
-    run.calls.map((c) => c.kind),
+    run.calls.slice(0, 2).map((c) => c.kind),
     ['watching', 'synced'],
-    'announced before any request is answered',
   );
+  assert.equal(changesBeforeSync, 0, 'announced before the replayed changes are passed on');
   assert.equal(run.of('synced')[0]?.resumed, true);
   assert.equal(run.of('synced')[0]?.objects[0], kept);
   assert.equal(run.pipeline.synced, true);
@@ -799,7 +798,7 @@ test('an aborted run returns with every request aborted, no timer left and no re
   );
 });
 
-test('a callback that throws ends run with its error, and every watch stops with it', async () => {
+test('a consumer that throws ends the stream with its error, and every watch stops with it', async () => {
   const clock = new FakeClock();
   const a = new FakeTransport(
     [
@@ -819,7 +818,7 @@ test('a callback that throws ends run with its error, and every watch stops with
   });
   await run.until(() => run.of('change').length === 1);
   await clock.tick(1);
-  assert.equal(run.ended, true, 'run() returns at once, not when a silent watch times out');
+  assert.equal(run.ended, true, 'the stream ends at once, not when a silent watch times out');
   assert.equal(run.failed, boom);
   assert.equal(run.of('change').length, 1);
   assert.ok(

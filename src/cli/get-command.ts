@@ -193,9 +193,14 @@ function printGroups(
     .map((group) => {
       const printer = shared ?? printerFor(group);
       if (shared === undefined) printer.sizeColumns(group.objects);
-      return group.objects
-        .map(({ object, cells }) => printer.render({ type: 'initial', object }, cells))
-        .join('');
+      return (
+        group.objects
+          // Redacted as its own kind's: a shared printer knows only the first kind (redact() is idempotent).
+          .map(({ object, cells }) =>
+            printer.render({ type: 'initial', object: redact(object, group.resource.resource) }, cells),
+          )
+          .join('')
+      );
     });
   // A blank line between kinds' tables when they have headers, as kubectl separates them.
   return blocks.join(shared === undefined && !o.columns.noHeaders ? '\n' : '');

@@ -12,6 +12,7 @@ import { parseArgs } from 'node:util';
 import { paint, write, type Output } from './output.js';
 import { qualifiedName } from '../client/api-resource.js';
 import { merge } from '../watch/merge.js';
+import { redact } from '../raven/redact.js';
 import type { WatcherEvent } from '../watch/watcher-events.js';
 import {
   CLUSTER_OPTIONS,
@@ -230,7 +231,7 @@ async function follow(
   const print = async (t: Target, event: Shown, cells?: readonly unknown[]): Promise<void> => {
     if (o.headerPerKind && last !== undefined && last !== t.printer) t.printer.headerAgain();
     last = t.printer;
-    await progress.print(t.printer.render(event, cells));
+    await progress.print(t.printer.render(redactedFor(t.resource.resource, event), cells));
   };
   // The first objects are held back to size the columns, then every row prints as it arrives.
   const release = async (t: Target): Promise<void> => {
@@ -290,6 +291,17 @@ async function follow(
     if (event.type !== 'error') o.moved.answered();
   }
   return 0;
+}
+
+/**
+ * The event with its states redacted as `resource`'s: a printer shared by several kinds (custom
+ * columns) knows only the first one's (redact() is idempotent, so the printer's own pass is harmless).
+ */
+function redactedFor(resource: string, event: Shown): Shown {
+  const object = redact(event.object, resource);
+  if (event.type === 'modified' && event.previous !== undefined)
+    return { ...event, object, previous: redact(event.previous, resource) };
+  return { ...event, object };
 }
 
 /**

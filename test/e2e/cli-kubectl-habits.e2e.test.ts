@@ -13,7 +13,7 @@ import type { ControlPlane } from '../harness/control-plane.js';
 import { deleteNamespace, freshNamespace, sharedCluster } from '../harness/test-cluster.js';
 import { ok, runRaven, startRaven, until, type RavenProcess } from './daemon-process.js';
 
-/** A namespace with ConfigMaps alpha, beta and gamma (labelled, with sizes 9, 10 and 2) and a Service web. */
+/** A namespace with ConfigMaps alpha, beta and gamma (labelled, with sizes 9, 10 and 2), a Service web and a Secret creds. */
 async function namespaceWith(t: TestContext, plane: ControlPlane): Promise<string> {
   const ns = await freshNamespace(plane);
   t.after(() => deleteNamespace(plane, ns));
@@ -33,6 +33,12 @@ async function namespaceWith(t: TestContext, plane: ControlPlane): Promise<strin
     plane.adminRequest('POST', `/api/v1/namespaces/${ns}/services`, {
       metadata: { name: 'web', labels: { 'habits.test': 'yes', app: 'web' } },
       spec: { ports: [{ port: 80 }], selector: { app: 'web' } },
+    }),
+  );
+  await ok(
+    plane.adminRequest('POST', `/api/v1/namespaces/${ns}/secrets`, {
+      metadata: { name: 'creds', labels: { 'habits.test': 'yes', app: 'db' } },
+      stringData: { password: 'hunter2' },
     }),
   );
   return ns;
@@ -106,6 +112,20 @@ test('raven get takes kubectl’s listing options: several kinds, labels, label 
       ],
       lines: [/^N$/, /^beta$/, /^alpha$/, /^gamma$/],
     },
+    {
+      // One table for several kinds, each object redacted as its own kind is.
+      args: [
+        'get',
+        'cm,secret',
+        '-n',
+        ns,
+        '-l',
+        'app=db',
+        '-o',
+        'custom-columns=N:.metadata.name,V:.data.password',
+      ],
+      lines: [/^N\s+V$/, /^beta\s+<none>$/, /^creds\s+\[redacted\]/],
+    },
   ];
   for (const { args, lines } of cases) {
     const run = await runRaven(args, { kubeconfig: plane.kubeconfig });
@@ -115,6 +135,7 @@ test('raven get takes kubectl’s listing options: several kinds, labels, label 
     const got = linesOf(run.stdout);
     assert.equal(got.length, lines.length, what);
     lines.forEach((line, i) => assert.match(got[i] ?? '', line, what));
+    assert.ok(!run.stdout.includes(Buffer.from('hunter2').toString('base64')), what);
   }
 });
 

@@ -34,12 +34,42 @@ export const SCOPE_OPTIONS = {
   selector: { type: 'string', short: 'l' },
 } as const;
 
-/** How objects print: `--field-selector`, `-o`, `--show-managed-fields` (get and watch). */
+/**
+ * How objects print (get and watch): `--field-selector`, `-o`, `--show-managed-fields`, and
+ * kubectl's `--no-headers`, `--show-labels`, `-L key`.
+ */
 export const LISTING_OPTIONS = {
   'field-selector': { type: 'string' },
   output: { type: 'string', short: 'o' },
   'show-managed-fields': { type: 'boolean' },
+  'no-headers': { type: 'boolean' },
+  'show-labels': { type: 'boolean' },
+  'label-columns': { type: 'string', short: 'L', multiple: true },
 } as const;
+
+/** What `--no-headers`, `--show-labels` and `-L` ask of the printer. */
+export interface TableOptions {
+  noHeaders: boolean;
+  showLabels: boolean;
+  /** `-L a -L b,c`: the keys in order, each once. */
+  labelColumns: string[];
+}
+
+export function tableOptions(values: {
+  'no-headers'?: boolean;
+  'show-labels'?: boolean;
+  'label-columns'?: string[];
+}): TableOptions {
+  const keys = (values['label-columns'] ?? []).flatMap((v) => v.split(',')).map((k) => k.trim());
+  const bad = keys.find((k) => k === '' || /\s/.test(k));
+  if (bad !== undefined)
+    throw new UsageError(`-L takes label keys, e.g. -L app -L tier,version; got "${bad}"`);
+  return {
+    noHeaders: values['no-headers'] === true,
+    showLabels: values['show-labels'] === true,
+    labelColumns: [...new Set(keys)],
+  };
+}
 
 export interface ScopeValues {
   namespace?: string[];
@@ -54,18 +84,49 @@ export interface Selectors {
 }
 
 /**
- * `raven get|watch RESOURCE [NAME]`: the resource and the optional name, or a usage error that
- * shows the command's own example.
+ * `raven get|watch RESOURCE[,RESOURCE...] [NAME]`: the resources (kubectl's comma list, each once)
+ * and the optional name, or a usage error that shows the command's own example.
  */
 export function resourceArguments(
   command: 'get' | 'watch',
   positionals: readonly string[],
-): { resourceName: string; name: string | undefined } {
-  const [resourceName, name, ...extra] = positionals;
-  if (resourceName === undefined)
+): { resourceNames: string[]; name: string | undefined } {
+  const [resourceList, name, ...extra] = positionals;
+  if (resourceList === undefined)
     throw new UsageError(`raven ${command} needs a resource, e.g. \`raven ${command} pods\``);
   if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
-  return { resourceName, name };
+  const resourceNames = resourceList.split(',').map((r) => r.trim());
+  if (resourceNames.some((r) => r === ''))
+    throw new UsageError(
+      `"${resourceList}" has an empty resource name: list them with commas, e.g. \`raven ${command} pods,services\``,
+    );
+  return { resourceNames: [...new Set(resourceNames)], name };
+}
+
+/**
+ * Where the objects were looked for, as kubectl's messages say it: ` in NS namespace` for one
+ * namespace of a namespaced resource, '' for every namespace or a cluster-scoped resource, and
+ * ` in namespaces a b` for several (Raven's patterns).
+ */
+export function wherePhrase(scope: { namespaced: boolean } & Namespaces): string {
+  if (!scope.namespaced || scope.namespaces === undefined) return '';
+  if (scope.namespaces.length === 1 && !scope.allNamespaces)
+    return ` in ${scope.namespaces[0] ?? ''} namespace`;
+  return ` in namespaces ${scope.namespaces.join(' ')}`;
+}
+
+/**
+ * What kubectl says on stderr when nothing was found: `No resources found in NS namespace.`, or
+ * `No resources found` for every namespace or a cluster-scoped resource.
+ */
+export function noResourcesFound(scope: { namespaced: boolean } & Namespaces): string {
+  const where = wherePhrase(scope);
+  return where === '' ? 'No resources found' : `No resources found${where}.`;
+}
+
+/** kubectl's words for a named object that does not exist: `Error from server (NotFound): pods "web-9" not found`. */
+export function notFound(resource: ApiResource, name: string): string {
+  return `Error from server (NotFound): ${qualifiedName(resource)} "${name}" not found`;
 }
 
 /**

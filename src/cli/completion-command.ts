@@ -155,6 +155,9 @@ const BOOLEAN_FLAGS = new Set([
   '--since-now',
   '--show-managed-fields',
   '--wait-for-rbac',
+  '--no-headers',
+  '--show-labels',
+  '--output-watch-events',
   '-h',
   '--help',
 ]);

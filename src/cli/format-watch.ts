@@ -94,8 +94,46 @@ export interface FormatContext {
   now: () => number;
   /** The server's column definitions, once known (undefined: the fallback columns). */
   columns?: () => readonly ColumnDefinition[] | undefined;
-  /** Lead each row with the EVENT column (default true; `raven get` prints objects, not events). */
+  /** Lead each row with the EVENT and TIME columns (default true; `raven get` prints objects, not events). */
   eventColumn?: boolean;
+  /** `--no-headers`: rows only (table, wide, diff, custom-columns). */
+  noHeaders?: boolean;
+  /** `-L key`: a column per label key, after the server's columns. */
+  labelColumns?: readonly string[];
+  /** `--show-labels`: a LABELS column last. */
+  showLabels?: boolean;
+  /** Names as `kind/name` (several kinds in one output, as kubectl prints them). */
+  withKind?: boolean;
+  /**
+   * `--output-watch-events`: json and yaml print kubectl's `{type, object}`, and jsonpath and
+   * custom-columns paths read that envelope (`{.type}`, `{.object.metadata.name}`), as kubectl does.
+   */
+  watchEvents?: boolean;
+}
+
+/** kubectl's event types, for `--output-watch-events`: the objects that exist are ADDED, as kubectl lists them. */
+export function watchEventType(event: Shown): 'ADDED' | 'MODIFIED' | 'DELETED' {
+  return event.type === 'initial' || event.type === 'added'
+    ? 'ADDED'
+    : event.type === 'modified'
+      ? 'MODIFIED'
+      : 'DELETED';
+}
+
+/** `app.kubernetes.io/name` -> `NAME`: kubectl's header for a `-L` column. */
+export function labelHeader(key: string): string {
+  return (key.split('/').pop() ?? key).toUpperCase();
+}
+
+/** `a=1,b=2`, or `<none>`: the LABELS cell as kubectl prints it. */
+export function labelsText(object: KubeObject): string {
+  const labels = Object.entries(object.metadata?.labels ?? {});
+  return labels.length === 0 ? '<none>' : labels.map(([k, v]) => `${k}=${v}`).join(',');
+}
+
+/** `10:42:07`: when a change arrived, in UTC, as the diff lines' `at` times are written. */
+export function receivedAt(now: number): string {
+  return new Date(now).toISOString().slice(11, 19);
 }
 
 /** An object with the cells the server printed for it, when it did. */
@@ -104,7 +142,7 @@ export interface PrintedObject {
   cells?: readonly unknown[];
 }
 
-type Shown = Extract<WatcherEvent, { type: 'initial' | 'added' | 'modified' | 'deleted' }>;
+export type Shown = Extract<WatcherEvent, { type: 'initial' | 'added' | 'modified' | 'deleted' }>;
 
 /** `3s`, `5m`, `2h`, `4d`, as kubectl shows ages. */
 export function age(created: string | undefined, now: number): string {
@@ -137,6 +175,7 @@ export function summary(object: KubeObject): string {
 }
 
 const EVENT_WIDTH = 9;
+const TIME_WIDTH = 8;
 /** Under a table row: this many changed fields, and this many lines of one field's text diff. */
 const BRIEF_ENTRIES = 3;
 const BRIEF_LINES_PER_ENTRY = 12;
@@ -184,6 +223,7 @@ export class WatchPrinter {
   #nameWidth = 30;
   #nsWidth = 16;
   readonly #cellWidths: number[] = [];
+  readonly #labelWidths: number[] = [];
 
   constructor(context: FormatContext) {
     this.#c = context;
@@ -194,15 +234,36 @@ export class WatchPrinter {
     for (const row of rows) {
       const o = row.object;
       let cells = row.cells;
-      this.#nameWidth = Math.min(63, Math.max(this.#nameWidth, (o.metadata?.name ?? '').length));
+      this.#nameWidth = Math.min(63, Math.max(this.#nameWidth, this.#name(o).length));
       this.#nsWidth = Math.min(63, Math.max(this.#nsWidth, (o.metadata?.namespace ?? '').length));
       const format = this.#c.format;
-      if (format.kind === 'custom-columns') cells = format.columns.map((column) => columnText(column, o));
+      if (format.kind === 'custom-columns') {
+        const doc = this.#c.watchEvents === true ? { type: 'ADDED', object: o } : o;
+        cells = format.columns.map((column) => columnText(column, doc));
+      }
       cells?.forEach((cell, i) => {
         const width = Math.min(MAX_COLUMN_WIDTH, cellText(cell).length);
         this.#cellWidths[i] = Math.max(this.#cellWidths[i] ?? 0, width);
       });
+      this.#labelKeys().forEach((key, i) => {
+        const width = Math.min(MAX_COLUMN_WIDTH, (o.metadata?.labels?.[key] ?? '').length);
+        this.#labelWidths[i] = Math.max(this.#labelWidths[i] ?? labelHeader(key).length, width);
+      });
     }
+  }
+
+  /** Print the header again before the next row (another kind's rows follow in a stream of several kinds). */
+  headerAgain(): void {
+    this.#headerDone = false;
+  }
+
+  #labelKeys(): readonly string[] {
+    return this.#c.labelColumns ?? [];
+  }
+
+  /** The NAME cell: `name`, or `kind/name` when several kinds print together. */
+  #name(object: KubeObject): string {
+    return this.#c.withKind === true ? qualifiedObjectName(object) : (object.metadata?.name ?? '');
   }
 
   /** The text for one event ('' for nothing to print). */
@@ -227,14 +288,23 @@ export class WatchPrinter {
       case 'name':
         return `${qualifiedObjectName(object)}\n`;
       case 'jsonpath': {
-        const text = format.template(object);
+        const text = format.template(
+          this.#c.watchEvents === true ? { type: watchEventType(event), object } : object,
+        );
         return text === '' || text.endsWith('\n') ? text : `${text}\n`;
       }
       case 'custom-columns':
-        return this.#customRow(format.columns, object);
+        return this.#customRow(
+          format.columns,
+          this.#c.watchEvents === true ? { type: watchEventType(event), object } : object,
+        );
       case 'json':
+        // kubectl's shape with --output-watch-events; Raven's own (EXISTING, GONE, the diff) without.
+        if (this.#c.watchEvents === true)
+          return `${JSON.stringify({ type: watchEventType(event), object })}\n`;
         return `${JSON.stringify({ type: this.#label(event), object, ...(previous === undefined ? {} : { diff, ...extra }) })}\n`;
       case 'yaml':
+        if (this.#c.watchEvents === true) return `---\n${stringify({ object, type: watchEventType(event) })}`;
         return `---\n${stringify({ type: this.#label(event), ...(previous === undefined ? {} : { diff, ...extra }), object })}`;
       default:
         return this.#row(event, object, cells, attributed(formatDiffEntries(diff), diff, who));
@@ -248,14 +318,14 @@ export class WatchPrinter {
   }
 
   /** A row of the user's columns (a header first): the values only, no event label, as kubectl prints them. */
-  #customRow(columns: readonly CustomColumn[], object: KubeObject): string {
+  #customRow(columns: readonly CustomColumn[], object: unknown): string {
     const widths = columns.map((column, i) => Math.max(column.header.length, this.#cellWidths[i] ?? 0));
     const line = (texts: string[]): string =>
       `${texts.map((t, i) => (i === texts.length - 1 ? t : pad(t, widths[i] ?? 0))).join('')}\n`;
     let text = '';
     if (!this.#headerDone) {
       this.#headerDone = true;
-      text += line(columns.map((c) => c.header));
+      if (this.#c.noHeaders !== true) text += line(columns.map((c) => c.header));
     }
     return text + line(columns.map((column) => columnText(column, object)));
   }
@@ -271,14 +341,24 @@ export class WatchPrinter {
   #header(columns: { def: ColumnDefinition; index: number }[] | undefined): string[] {
     const c = this.#c;
     const lead = [
-      c.eventColumn === false ? '' : pad('EVENT', EVENT_WIDTH),
+      c.eventColumn === false ? '' : pad('EVENT', EVENT_WIDTH) + pad('TIME', TIME_WIDTH),
       c.namespaced ? pad('NAMESPACE', this.#nsWidth) : '',
     ];
-    if (columns === undefined) return [...lead, pad('NAME', this.#nameWidth), pad('AGE', 6), 'STATUS'];
-    return [
-      ...lead,
-      ...columns.map(({ def, index }) => pad(def.name.toUpperCase(), this.#width(def, index))),
-    ];
+    const own =
+      columns === undefined
+        ? [pad('NAME', this.#nameWidth), pad('AGE', 6), pad('STATUS', 0)]
+        : columns.map(({ def, index }) => pad(def.name.toUpperCase(), this.#width(def, index)));
+    return [...lead, ...own, ...this.#labelCells(undefined)];
+  }
+
+  /** The `-L` and `--show-labels` cells of a row (their headers for no object). */
+  #labelCells(object: KubeObject | undefined): string[] {
+    const cells = this.#labelKeys().map((key, i) => {
+      const text = object === undefined ? labelHeader(key) : (object.metadata?.labels?.[key] ?? '');
+      return pad(text, this.#labelWidths[i] ?? labelHeader(key).length);
+    });
+    if (this.#c.showLabels === true) cells.push(object === undefined ? 'LABELS' : labelsText(object));
+    return cells;
   }
 
   #width(def: ColumnDefinition, index: number): number {
@@ -294,18 +374,18 @@ export class WatchPrinter {
     const c = this.#c;
     if (columns === undefined)
       return [
-        pad(object.metadata?.name ?? '', this.#nameWidth),
+        pad(this.#name(object), this.#nameWidth),
         pad(age(object.metadata?.creationTimestamp, c.now()), 6),
-        summary(object),
+        pad(summary(object), 0),
       ];
     // No cells: a state the server did not print (a tombstone after a relist); the name still shows.
     return columns.map(({ def, index }) => {
       const text =
-        cells === undefined
-          ? def.format === 'name'
-            ? (object.metadata?.name ?? '')
-            : ''
-          : cellText(cells[index]);
+        def.format === 'name' && (cells === undefined || c.withKind === true)
+          ? this.#name(object)
+          : cells === undefined
+            ? ''
+            : cellText(cells[index]);
       return pad(text, this.#width(def, index));
     });
   }
@@ -316,7 +396,8 @@ export class WatchPrinter {
     let text = '';
     if (!this.#headerDone) {
       this.#headerDone = true;
-      text += `${paint(c.output, 'bold', this.#header(columns).join('').trimEnd())}\n`;
+      if (c.noHeaders !== true)
+        text += `${paint(c.output, 'bold', this.#header(columns).join('').trimEnd())}\n`;
     }
     const label = this.#label(event);
     const style =
@@ -327,10 +408,13 @@ export class WatchPrinter {
           : event.type === 'modified'
             ? 'yellow'
             : 'dim';
+    // When the change arrived: existing objects did not change now, so theirs is blank.
+    const time = event.type === 'initial' ? '' : receivedAt(c.now());
     const row = [
-      c.eventColumn === false ? '' : paint(c.output, style, pad(label, EVENT_WIDTH)),
+      c.eventColumn === false ? '' : paint(c.output, style, pad(label, EVENT_WIDTH)) + pad(time, TIME_WIDTH),
       c.namespaced ? pad(object.metadata?.namespace ?? '', this.#nsWidth) : '',
       ...this.#cells(object, cells, columns),
+      ...this.#labelCells(object),
     ];
     text += `${row.join('').trimEnd()}\n`;
     if (c.format.kind === 'diff' || event.type === 'modified') {

@@ -300,19 +300,28 @@ export interface CustomColumn {
   path: KubePath;
 }
 
+/**
+ * One path as kubectl's custom columns and `--sort-by` take it: `.metadata.name`,
+ * `{.metadata.name}` or `metadata.name`; throws a TemplateError quoting `where` when it is not one.
+ */
+export function parseRelaxedPath(text: string, where = text): KubePath {
+  const raw = text.trim();
+  const braced = raw.startsWith('{') && raw.endsWith('}') ? raw.slice(1, -1).trim() : raw;
+  // kubectl takes `metadata.name` for `.metadata.name` here.
+  const expression = /^[$@.[]/.test(braced) ? braced : `.${braced}`;
+  const path = toJsonPath(expression, where);
+  // A path jsonpath-plus cannot evaluate fails here, before any request.
+  select(path, { metadata: {} });
+  return path;
+}
+
 /** `NAME:.metadata.name,IMAGE:.spec.containers[*].image`, as kubectl takes them. */
 export function parseCustomColumns(spec: string): CustomColumn[] {
   const columns = splitColumns(spec).map((part) => {
     const colon = part.indexOf(':');
     if (colon <= 0 || colon === part.length - 1)
       throw new TemplateError(`custom column "${part}" must be HEADER:JSONPATH, e.g. NAME:.metadata.name`);
-    const raw = part.slice(colon + 1).trim();
-    const braced = raw.startsWith('{') && raw.endsWith('}') ? raw.slice(1, -1).trim() : raw;
-    // kubectl takes `metadata.name` for `.metadata.name` here.
-    const expression = /^[$@.[]/.test(braced) ? braced : `.${braced}`;
-    const path = toJsonPath(expression, part);
-    select(path, { metadata: {} });
-    return { header: part.slice(0, colon).trim(), path };
+    return { header: part.slice(0, colon).trim(), path: parseRelaxedPath(part.slice(colon + 1), part) };
   });
   if (columns.length === 0)
     throw new TemplateError('custom-columns needs at least one HEADER:JSONPATH, e.g. NAME:.metadata.name');

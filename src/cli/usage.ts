@@ -21,14 +21,16 @@ export const DEFAULT_RESOURCES = [
   'cronjobs.batch',
 ];
 
-export const watchUsage = `Usage: raven watch <resource> [name] [options]
+export const watchUsage = `Usage: raven watch <resource>[,<resource>...] [name] [options]
 
-Print the current objects, then every change as it happens (with what changed).
+Print the current objects, then every change as it happens (with what changed and the TIME it
+arrived). Nothing there: kubectl's "No resources found" on stderr, and the watch goes on; a named
+object that does not exist is waited for.
 
 Arguments:
   resource                 pods, po, deploy, deployments.apps, apps/v1/deployments, a CRD's plural,
-                           singular, short name or kind
-  name                     only this object
+                           singular, short name or kind; several with commas: pods,svc
+  name                     only this object (waited for when it does not exist)
 
 Options:
   -n, --namespace NS       a namespace (default: the context's); repeat or use patterns: -n 'team-*' -n '!team-old'
@@ -39,6 +41,11 @@ Options:
                            diff: every change in full | json | yaml | name: kind/name
                            jsonpath=TEMPLATE: kubectl's syntax, e.g. '{.metadata.name}{"\\t"}{.status.phase}'
                            custom-columns=HEADER:PATH,...: e.g. NAME:.metadata.name,IMAGE:.spec.containers[*].image
+      --output-watch-events  json, yaml: kubectl's {"type":"ADDED","object":{...}}; jsonpath and
+                           custom-columns paths read that event: '{.type} {.object.metadata.name}'
+      --no-headers         no header line (table, wide, diff, custom-columns)
+      --show-labels        a LABELS column, last
+  -L, --label-columns KEY  a column per label key: -L app -L tier,version
       --since-now          skip the objects that exist now; show only changes from now on
       --show-managed-fields  keep metadata.managedFields (dropped by default)
       --wait-for-rbac      on 403 Forbidden, report it once and keep retrying until access is
@@ -59,12 +66,13 @@ Exit status:
   2  a usage error (unknown option, missing resource, bad --output)
 Details: docs/cli.md`;
 
-export const getUsage = `Usage: raven get <resource> [name] [options]
+export const getUsage = `Usage: raven get <resource>[,<resource>...] [name] [options]
 
 Print the objects that exist now, once, with the apiserver's columns (as kubectl get does).
 
 Arguments:
-  resource                 pods, po, deploy, deployments.apps, a CRD's plural, singular, short name or kind
+  resource                 pods, po, deploy, deployments.apps, a CRD's plural, singular, short name or
+                           kind; several with commas: pods,svc (a table per kind, names as kind/name)
   name                     only this object (exit 1 when it does not exist)
 
 Options:
@@ -74,14 +82,20 @@ Options:
       --field-selector SEL field selector: status.phase=Running
   -o, --output FORMAT      table (default) | wide | json | yaml (one List) | name
                            jsonpath=TEMPLATE | custom-columns=HEADER:PATH,...
+      --sort-by PATH       order by a field, kubectl's JSONPath: .metadata.name,
+                           '{.metadata.creationTimestamp}' (default: namespace, then name)
+      --no-headers         no header line
+      --show-labels        a LABELS column, last
+  -L, --label-columns KEY  a column per label key: -L app -L tier,version
       --show-managed-fields  keep metadata.managedFields (dropped by default)
       --kubeconfig FILE    kubeconfig to use (default: $KUBECONFIG, ~/.kube/config, in-cluster)
       --context NAME       kubeconfig context to use
   -h, --help               this help
 
 Exit status:
-  0  listed (also when nothing was found: "No resources found" on stderr)
-  1  the named object does not exist, the server refused the request, the resource is not
+  0  listed (also when nothing was found: kubectl's "No resources found" on stderr)
+  1  the named object does not exist (kubectl's "Error from server (NotFound): ..."), a --sort-by
+     field no object has, the server refused the request, the resource is not
      served, credentials or permission refused, or ${GIVE_UP_AFTER} failures in a row reaching the server
   2  a usage error
 Details: docs/cli.md`;

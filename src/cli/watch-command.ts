@@ -9,24 +9,36 @@
  * another address, after its old one refused connections, is followed there (`server-moved.ts`).
  */
 import { parseArgs } from 'node:util';
-import type { ScopedWatcher } from '../watch/watch-resource.js';
 import { paint, write, type Output } from './output.js';
+import { qualifiedName } from '../client/api-resource.js';
+import { merge } from '../watch/merge.js';
+import { redact } from '../raven/redact.js';
+import type { WatcherEvent } from '../watch/watcher-events.js';
 import {
   CLUSTER_OPTIONS,
   LISTING_OPTIONS,
   SCOPE_OPTIONS,
   connectCluster,
   kubeconfigOf,
+  noResourcesFound,
+  wherePhrase,
   scopeSelectors,
+  tableOptions,
   watchTarget,
   resourceArguments,
+  type TableOptions,
+  type TargetWatch,
 } from './cluster-target.js';
-import { parseWatchFormat, WatchPrinter, type PrintedObject } from './format-watch.js';
-import { WatchFailures } from './watch-failures.js';
+import {
+  parseWatchFormat,
+  WatchPrinter,
+  type PrintedObject,
+  type Shown,
+  type WatchFormat,
+} from './format-watch.js';
 import { ServerMoved } from './server-moved.js';
 import { KubeClient } from '../client/kube-client.js';
 import type { ResolvedConfig } from '../client/resolved-config.js';
-import { ServerTable } from './server-table.js';
 import { ListProgress } from './list-progress.js';
 import { estimateListTotal } from './list-total.js';
 import { watchUsage } from './usage.js';
@@ -45,6 +57,7 @@ export async function watchCommand(argv: string[], deps: WatchCommandDeps): Prom
     options: {
       ...SCOPE_OPTIONS,
       ...LISTING_OPTIONS,
+      'output-watch-events': { type: 'boolean' },
       'since-now': { type: 'boolean' },
       'wait-for-rbac': { type: 'boolean' },
       ...CLUSTER_OPTIONS,
@@ -54,15 +67,16 @@ export async function watchCommand(argv: string[], deps: WatchCommandDeps): Prom
     await write(deps.output.out, `${watchUsage}\n`);
     return 0;
   }
-  const { resourceName, name } = resourceArguments('watch', positionals);
+  const { resourceNames, name } = resourceArguments('watch', positionals);
   const format = parseWatchFormat(values.output ?? 'table');
   // Validate selectors before any request, with errors that point at the position.
   const selectors = scopeSelectors(values, name);
+  const columns = tableOptions(values);
 
   let client = await connectCluster(values, deps, 'raven watch');
   try {
     for (;;) {
-      const ended = await watchOn(client, { resourceName, format, selectors, values }, deps);
+      const ended = await watchOn(client, { resourceNames, name, format, selectors, columns, values }, deps);
       if (typeof ended === 'number') return ended;
       await write(
         deps.output.err,
@@ -76,6 +90,16 @@ export async function watchCommand(argv: string[], deps: WatchCommandDeps): Prom
   }
 }
 
+/** One resource being watched: its watch, its printer, the judge of its failures. */
+interface Target extends TargetWatch {
+  printer: WatchPrinter;
+  /** Objects of the initial list held back to size the columns (undefined once printed). */
+  held: PrintedObject[] | undefined;
+  /** Objects the initial list has had so far. */
+  listed: number;
+  synced: boolean;
+}
+
 /**
  * One watch on one server: 0 when interrupted, 1 on a failure that cannot heal, or the
  * kubeconfig's new configuration when the server it names has moved (`server-moved.ts`).
@@ -83,70 +107,89 @@ export async function watchCommand(argv: string[], deps: WatchCommandDeps): Prom
 async function watchOn(
   client: KubeClient,
   target: {
-    resourceName: string;
-    format: ReturnType<typeof parseWatchFormat>;
+    resourceNames: readonly string[];
+    name: string | undefined;
+    format: WatchFormat;
     selectors: ReturnType<typeof scopeSelectors>;
+    columns: TableOptions;
     values: Parameters<typeof watchTarget>[1]['values'] & {
       'wait-for-rbac'?: boolean;
       'since-now'?: boolean;
+      'output-watch-events'?: boolean;
       kubeconfig?: string;
       context?: string;
     };
   },
   deps: WatchCommandDeps,
 ): Promise<number | ResolvedConfig> {
-  const { resourceName, format, selectors, values } = target;
-  let watcher: ScopedWatcher | undefined;
+  const { format, selectors, values } = target;
+  const started: TargetWatch[] = [];
   try {
-    const started = await watchTarget(
-      client,
-      {
-        resourceName,
-        values,
-        selectors,
-        // Rows need the server's columns; the other formats print from the objects (the plain form).
-        rows: format.kind === 'table' || format.kind === 'wide' || format.kind === 'diff',
-        waitForRbac: values['wait-for-rbac'] === true,
+    for (const resourceName of target.resourceNames) {
+      const one = await watchTarget(
+        client,
+        {
+          resourceName,
+          values,
+          selectors,
+          // Rows need the server's columns; the other formats print from the objects (the plain form).
+          rows: format.kind === 'table' || format.kind === 'wide' || format.kind === 'diff',
+          waitForRbac: values['wait-for-rbac'] === true,
+          output: deps.output,
+          command: 'raven watch',
+        },
+        deps.signal,
+      );
+      started.push(one);
+    }
+    const several = new Set(started.map((t) => qualifiedName(t.resource))).size > 1;
+    let shared: WatchPrinter | undefined;
+    const targets = started.map((t): Target => {
+      const printer = new WatchPrinter({
         output: deps.output,
-        command: 'raven watch',
-      },
-      deps.signal,
-    );
-    const { resource, namespaces, allNamespaces, table, failures } = started;
-    watcher = started.watcher;
-    const printer = new WatchPrinter({
-      output: deps.output,
-      format,
-      namespaced: resource.namespaced && allNamespaces,
-      resource: resource.resource,
-      now: () => Date.now(),
-      columns: () => table?.columns,
-    });
-    const progress = new ListProgress(deps.output, resource.resource);
-    // Asked before the list starts, so the first line drawn has it: one small request, a terminal only.
-    if (progress.shown)
-      progress.total = await estimateListTotal(client, resource, {
-        namespaces,
-        ...selectors,
-        signal: deps.signal,
+        format,
+        namespaced: t.resource.namespaced && t.allNamespaces,
+        resource: t.resource.resource,
+        now: () => Date.now(),
+        columns: () => t.table?.columns,
+        withKind: several,
+        watchEvents: values['output-watch-events'] === true,
+        ...target.columns,
       });
+      // Custom columns are one table whatever the kinds, as kubectl prints them.
+      if (format.kind === 'custom-columns') shared ??= printer;
+      return { ...t, printer: shared ?? printer, held: [], listed: 0, synced: false };
+    });
+    const progress = new ListProgress(deps.output, targets.map((t) => t.resource.resource).join(','));
+    // Asked before the list starts, so the first line drawn has it: one small request, a terminal only.
+    if (progress.shown) {
+      let total: number | undefined = 0;
+      for (const t of targets) {
+        const one = await estimateListTotal(client, t.resource, {
+          namespaces: t.namespaces,
+          ...selectors,
+          signal: deps.signal,
+        });
+        total = one === undefined || total === undefined ? undefined : total + one;
+      }
+      progress.total = total;
+    }
     const moved = new ServerMoved({
       current: client.server,
       reload: () => kubeconfigOf(values, deps),
       now: () => Date.now(),
     });
-    return await follow(started.watcher, {
-      printer,
-      failures,
-      table,
+    return await follow(targets, {
       progress,
       moved,
+      name: target.name,
       sinceNow: values['since-now'] === true,
+      headerPerKind: format.kind === 'table' || format.kind === 'wide' || format.kind === 'diff',
       ...deps,
     });
   } finally {
     // Stop the requests first, then the connections, so the process can exit at once.
-    watcher?.close();
+    for (const t of started) t.watcher.close();
   }
 }
 
@@ -156,55 +199,78 @@ async function watchOn(
  */
 const SIZE_COLUMNS_FROM = 100;
 
-/** Print the watcher's events until it ends (0: interrupted) or a failure cannot heal (1). */
+/** Each watcher's events, tagged with the target they belong to, in one stream. */
+async function* tagged(targets: readonly Target[]): AsyncGenerator<{ t: Target; event: WatcherEvent }> {
+  const sources = targets.map(async function* (t) {
+    for await (const event of t.watcher) yield { t, event };
+  });
+  yield* merge(sources, () => {
+    for (const t of targets) t.watcher.close();
+  });
+}
+
+/**
+ * Print the watchers' events until they end (0: interrupted) or a failure cannot heal (1).
+ *
+ * When the initial lists found nothing, it says so on stderr as kubectl does (`No resources found
+ * in NS namespace.`), or for a named object that it waits for it, and goes on watching.
+ */
 async function follow(
-  watcher: ScopedWatcher,
+  targets: readonly Target[],
   o: WatchCommandDeps & {
-    printer: WatchPrinter;
-    failures: WatchFailures;
-    table: ServerTable | undefined;
     sinceNow: boolean;
+    name: string | undefined;
+    /** Print a table's header again when another kind's rows follow. */
+    headerPerKind: boolean;
     progress: ListProgress;
     moved: ServerMoved;
   },
 ): Promise<number | ResolvedConfig> {
-  const { output, printer, failures, table, progress } = o;
-  // The first objects are held back to size the columns, then every row prints as it arrives.
-  let held = [] as PrintedObject[] | undefined;
-  const release = async (): Promise<void> => {
-    if (held === undefined) return;
-    printer.sizeColumns(held);
-    const rows = held.map(({ object, cells }) => printer.render({ type: 'initial', object }, cells));
-    held = undefined;
-    await progress.print(rows.join(''));
+  const { output, progress } = o;
+  let last: WatchPrinter | undefined;
+  const print = async (t: Target, event: Shown, cells?: readonly unknown[]): Promise<void> => {
+    if (o.headerPerKind && last !== undefined && last !== t.printer) t.printer.headerAgain();
+    last = t.printer;
+    await progress.print(t.printer.render(redactedFor(t.resource.resource, event), cells));
   };
-  for await (const event of watcher) {
+  // The first objects are held back to size the columns, then every row prints as it arrives.
+  const release = async (t: Target): Promise<void> => {
+    if (t.held === undefined) return;
+    t.printer.sizeColumns(t.held);
+    const held = t.held;
+    t.held = undefined;
+    for (const { object, cells } of held) await print(t, { type: 'initial', object }, cells);
+  };
+  for await (const { t, event } of tagged(targets)) {
     switch (event.type) {
       case 'initial': {
-        const cells = table?.take(event.object);
+        const cells = t.table?.take(event.object);
+        t.listed++;
         await progress.add();
         if (o.sinceNow) break;
-        if (held === undefined) {
-          await progress.print(printer.render({ type: 'initial', object: event.object }, cells));
+        if (t.held === undefined) {
+          await print(t, { type: 'initial', object: event.object }, cells);
           break;
         }
-        held.push({ object: event.object, cells });
-        if (held.length >= SIZE_COLUMNS_FROM) await release();
+        t.held.push({ object: event.object, cells });
+        if (t.held.length >= SIZE_COLUMNS_FROM) await release(t);
         break;
       }
       case 'synced':
-        if (!event.relist) {
-          await release();
-          await progress.finish();
+        if (!event.relist && !t.synced) {
+          t.synced = true;
+          await release(t);
+          if (targets.every((x) => x.synced)) await progress.finish();
+          await nothingFound(targets, t, o);
         }
         break;
       case 'added':
       case 'modified':
       case 'deleted':
-        await progress.print(printer.render(event, table?.take(event.object)));
+        await print(t, event, t.table?.take(event.object));
         break;
       case 'error': {
-        const verdict = await failures.judge(event.error, event.status);
+        const verdict = await t.failures.judge(event.error, event.status);
         if (o.signal.aborted) return 0;
         await progress.interrupt();
         if (verdict.end) {
@@ -221,8 +287,43 @@ async function follow(
       case 'bookmark':
         break;
     }
-    if (event.type !== 'error' && event.type !== 'listing') failures.progressed();
+    if (event.type !== 'error' && event.type !== 'listing') t.failures.progressed();
     if (event.type !== 'error') o.moved.answered();
   }
   return 0;
+}
+
+/**
+ * The event with its states redacted as `resource`'s: a printer shared by several kinds (custom
+ * columns) knows only the first one's (redact() is idempotent, so the printer's own pass is harmless).
+ */
+function redactedFor(resource: string, event: Shown): Shown {
+  const object = redact(event.object, resource);
+  if (event.type === 'modified' && event.previous !== undefined)
+    return { ...event, object, previous: redact(event.previous, resource) };
+  return { ...event, object };
+}
+
+/**
+ * After a first list: a named object that is not there is waited for (one line per resource);
+ * otherwise, once every list is done and none found anything, kubectl's `No resources found`.
+ */
+async function nothingFound(
+  targets: readonly Target[],
+  t: Target,
+  o: { output: Output; name: string | undefined },
+): Promise<void> {
+  if (o.name !== undefined) {
+    if (t.listed === 0)
+      await write(
+        o.output.err,
+        `raven watch: ${qualifiedName(t.resource)} "${o.name}" not found${wherePhrase({ ...t, namespaced: t.resource.namespaced })}; waiting for it\n`,
+      );
+    return;
+  }
+  if (!targets.every((x) => x.synced) || targets.some((x) => x.listed > 0)) return;
+  const first = targets[0];
+  if (first === undefined) return;
+  const namespaced = targets.every((x) => x.resource.namespaced);
+  await write(o.output.err, `${noResourcesFound({ ...first, namespaced })}\n`);
 }

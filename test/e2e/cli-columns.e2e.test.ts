@@ -56,7 +56,7 @@ test('raven watch events shows the type, reason, object and message the server p
     'the event row',
     /^EXISTING\s.*Warning\s+BackOff\s+pod\/web-0\s+Back-off restarting/,
   );
-  assert.match(raven.stdout[0] ?? '', /^EVENT\s+LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE$/);
+  assert.match(raven.stdout[0] ?? '', /^EVENT\s+TIME\s+LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE$/);
   await interrupt(raven);
 });
 
@@ -76,7 +76,10 @@ test('raven watch services shows the cluster IP and ports, and a change prints t
     'the service row',
     /^EXISTING\s+web\s+ClusterIP\s+[\d.]+\s+<none>\s+80\/TCP\s+\d+s$/,
   );
-  assert.match(raven.stdout[0] ?? '', /^EVENT\s+NAME\s+TYPE\s+CLUSTER-IP\s+EXTERNAL-IP\s+PORT\(S\)\s+AGE$/);
+  assert.match(
+    raven.stdout[0] ?? '',
+    /^EVENT\s+TIME\s+NAME\s+TYPE\s+CLUSTER-IP\s+EXTERNAL-IP\s+PORT\(S\)\s+AGE$/,
+  );
   await ok(
     plane.adminRequest('PATCH', `/api/v1/namespaces/${ns}/services/web`, {
       spec: {
@@ -87,7 +90,12 @@ test('raven watch services shows the cluster IP and ports, and a change prints t
       },
     }),
   );
-  await watchUntil(t, raven, 'the modified row', /^MODIFIED\s+web\s+ClusterIP\s+.*80\/TCP,8080\/TCP/);
+  await watchUntil(
+    t,
+    raven,
+    'the modified row',
+    /^MODIFIED\s+\d\d:\d\d:\d\d\s+web\s+ClusterIP\s+.*80\/TCP,8080\/TCP/,
+  );
   await interrupt(raven);
 });
 
@@ -140,10 +148,10 @@ test('raven watch shows a CRD’s printer columns, and -o wide adds those of pri
 
   const plain = startRaven(['watch', crd, '-n', ns], { kubeconfig: plane.kubeconfig });
   await watchUntil(t, plain, 'the default columns', /^EXISTING\s+g1\s+teal$/);
-  assert.match(plain.stdout[0] ?? '', /^EVENT\s+NAME\s+COLOUR$/);
+  assert.match(plain.stdout[0] ?? '', /^EVENT\s+TIME\s+NAME\s+COLOUR$/);
   const wide = startRaven(['watch', crd, '-n', ns, '-o', 'wide'], { kubeconfig: plane.kubeconfig });
   await watchUntil(t, wide, 'the wide columns', /^EXISTING\s+g1\s+teal\s+7$/);
-  assert.match(wide.stdout[0] ?? '', /^EVENT\s+NAME\s+COLOUR\s+SIZE$/);
+  assert.match(wide.stdout[0] ?? '', /^EVENT\s+TIME\s+NAME\s+COLOUR\s+SIZE$/);
   await Promise.all([interrupt(plain), interrupt(wide)]);
 });
 
@@ -227,7 +235,7 @@ test('a change on line 21 of a 40-line ConfigMap value shows as that line, in th
   );
   for (const raven of [table, diff]) {
     await watchUntil(t, raven, 'the new line', /^\s+\+option_21: edited$/);
-    const at = raven.stdout.findIndex((l) => /^MODIFIED\s+app\b/.test(l));
+    const at = raven.stdout.findIndex((l) => /^MODIFIED\s+\d\d:\d\d:\d\d\s+app\b/.test(l));
     const shown = raven.stdout.slice(at + 1, at + 7).map((l) => l.trim());
     // The path's line names who made the change (the harness's requests name no field manager).
     const by = / {2}by \S+ \(Update\) at \d\d:\d\d:\d\d$/;

@@ -249,7 +249,11 @@ test('with --wait-for-rbac a 403 is reported once and raven watch goes on until 
       stringData: { a: '1' },
     }),
   );
-  await waitForLine(raven, 'the secret created after the grant', /^(EXISTING|ADDED)\s+after-grant\b/);
+  await waitForLine(
+    raven,
+    'the secret created after the grant',
+    /^(EXISTING|ADDED)\s+(\d\d:\d\d:\d\d\s+)?after-grant\b/,
+  );
 
   const refusals = raven.stderr().match(/403 Forbidden/g) ?? [];
   assert.equal(refusals.length, 1, `the 403 is reported once:\n${show()}`);
@@ -274,7 +278,7 @@ test('raven watch keeps running across an apiserver restart and prints a change 
   await ok(
     plane.adminRequest('POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'after' } }),
   );
-  await waitForLine(raven, 'the ConfigMap created after the restart', /^ADDED\s+after\b/);
+  await waitForLine(raven, 'the ConfigMap created after the restart', /^ADDED\s+\d\d:\d\d:\d\d\s+after\b/);
 
   assert.match(raven.stderr(), /^raven watch: .*; retrying/m, 'the outage was reported on stderr');
   assert.equal(await interrupt(raven), 0, 'Ctrl-C exits 0');
@@ -323,7 +327,7 @@ test('without the streaming initial list (WatchList off) raven watch lists and w
   await ok(
     plane.adminRequest('POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'after' } }),
   );
-  await waitForLine(raven, 'the ConfigMap created while watching', /^ADDED\s+after\b/);
+  await waitForLine(raven, 'the ConfigMap created while watching', /^ADDED\s+\d\d:\d\d:\d\d\s+after\b/);
   assert.equal(await interrupt(raven), 0, 'Ctrl-C exits 0');
   assert.equal(raven.stderr(), '', 'falling back to list+watch is not a failure to report');
 

@@ -82,7 +82,7 @@ test('raven get exits 1 for a named object that does not exist and for an unknow
   const ns = await namespaceWith(t, plane);
   const missing = await runRaven(['get', 'cm', 'nope', '-n', ns], { kubeconfig: plane.kubeconfig });
   assert.equal(missing.code, 1);
-  assert.equal(missing.stderr, `raven get: configmaps "nope" not found in ${ns} namespace\n`);
+  assert.equal(missing.stderr, 'Error from server (NotFound): configmaps "nope" not found\n');
 
   const none = await runRaven(['get', 'cm', '-n', ns, '-l', 'app=nothing'], { kubeconfig: plane.kubeconfig });
   assert.equal(none.code, 0, none.stderr);

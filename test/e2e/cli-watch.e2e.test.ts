@@ -95,27 +95,40 @@ test('raven watch prints existing objects, then added, modified with its diff, a
       data: { a: '1' },
     }),
   );
-  await until('added', () => table.lines.some((l) => /^ADDED\s+demo\b/.test(l)), table.lines);
+  await until(
+    'added',
+    () => table.lines.some((l) => /^ADDED\s+\d\d:\d\d:\d\d\s+demo\b/.test(l)),
+    table.lines,
+  );
   await ok(
     plane.adminRequest('PATCH', `/api/v1/namespaces/${ns}/configmaps/demo`, {
       data: { a: '2', b: 'new' },
     }),
   );
-  await until('modified', () => table.lines.some((l) => /^MODIFIED\s+demo\b/.test(l)), table.lines);
+  await until(
+    'modified',
+    () => table.lines.some((l) => /^MODIFIED\s+\d\d:\d\d:\d\d\s+demo\b/.test(l)),
+    table.lines,
+  );
   await ok(plane.adminRequest('DELETE', `/api/v1/namespaces/${ns}/configmaps/demo`));
-  await until('deleted', () => table.lines.some((l) => /^DELETED\s+demo\b/.test(l)), table.lines);
+  await until(
+    'deleted',
+    () => table.lines.some((l) => /^DELETED\s+\d\d:\d\d:\d\d\s+demo\b/.test(l)),
+    table.lines,
+  );
   await until('json deleted', () => json.lines.some((l) => l.includes('"DELETED"')), json.lines);
 
   assert.equal(await table.stop(), 0, 'Ctrl-C exits 0');
   assert.equal(await json.stop(), 0);
 
   // The server's columns for ConfigMaps (the Table form), after the event column.
-  assert.match(table.lines[0] ?? '', /^EVENT\s+NAME\s+DATA\s+AGE$/);
+  assert.match(table.lines[0] ?? '', /^EVENT\s+TIME\s+NAME\s+DATA\s+AGE$/);
   // kube-root-ca.crt is put in every namespace by the controller-manager, before or after we start.
   const rows = table.lines
     .filter((l) => /^\S/.test(l))
     .slice(1)
-    .map((l) => l.split(/\s+/).slice(0, 2).join(' '))
+    // EVENT [TIME] NAME: a change's row has the time it arrived; an existing object's none.
+    .map((l) => l.replace(/^(\S+)\s+(\d\d:\d\d:\d\d\s+)?(\S+).*$/, '$1 $3'))
     .filter((r) => !r.endsWith('kube-root-ca.crt') && !r.includes(PROBE));
   assert.deepEqual(rows, ['EXISTING before', 'ADDED demo', 'MODIFIED demo', 'DELETED demo']);
   const modifiedAt = table.lines.findIndex((l) => l.startsWith('MODIFIED'));

@@ -97,8 +97,12 @@ sinks:
   await ok(
     plane.adminRequest('POST', `/api/v1/namespaces/${second}/configmaps`, { metadata: { name: 'during' } }),
   );
-  await waitForRow(all, 'raven watch -A prints the change', /^ADDED\s+\S+\s+during\b/);
-  await waitForRow(several, 'raven watch -n ×3 prints the change', /^ADDED\s+\S+\s+during\b/);
+  await waitForRow(all, 'raven watch -A prints the change', /^ADDED\s+\d\d:\d\d:\d\d\s+\S+\s+during\b/);
+  await waitForRow(
+    several,
+    'raven watch -n ×3 prints the change',
+    /^ADDED\s+\d\d:\d\d:\d\d\s+\S+\s+during\b/,
+  );
   await waitForRow(daemon, 'raven run delivers the change', /"name":"during"/);
   // Resumed (nothing missed), or relisted: an apiserver that restarts starts its watch cache
   // afresh, so the last resourceVersion may be gone, and the line says what a relist cannot see.
@@ -128,8 +132,16 @@ sinks:
   await ok(
     plane.adminRequest('POST', `/api/v1/namespaces/${first}/configmaps`, { metadata: { name: 'after' } }),
   );
-  await waitForRow(all, 'raven watch -A prints the change after the heal', /^ADDED\s+\S+\s+after\b/);
-  await waitForRow(several, 'raven watch -n ×3 prints the change after the heal', /^ADDED\s+\S+\s+after\b/);
+  await waitForRow(
+    all,
+    'raven watch -A prints the change after the heal',
+    /^ADDED\s+\d\d:\d\d:\d\d\s+\S+\s+after\b/,
+  );
+  await waitForRow(
+    several,
+    'raven watch -n ×3 prints the change after the heal',
+    /^ADDED\s+\d\d:\d\d:\d\d\s+\S+\s+after\b/,
+  );
   await waitForRow(daemon, 'raven run delivers the change after the heal', /"name":"after"/);
 
   const cliLines = { all: nonEmpty(all.stderr()), several: nonEmpty(several.stderr()) };
@@ -208,7 +220,7 @@ test('raven watch says it cannot reach a cluster restarted on a new port, and fo
   await ok(
     plane.adminRequest('POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'after' } }),
   );
-  await waitForRow(raven, 'the ConfigMap created on the moved cluster', /^ADDED\s+after\b/);
+  await waitForRow(raven, 'the ConfigMap created on the moved cluster', /^ADDED\s+\d\d:\d\d:\d\d\s+after\b/);
 
   const lines = nonEmpty(raven.stderr());
   t.diagnostic(`stderr: ${lines.length} lines:\n${lines.join('\n')}`);

@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import { paint, write, type Output } from './output.js';
 import { qualifiedName } from '../client/api-resource.js';
 import { merge } from '../watch/merge.js';
-import { redact } from '../raven/redact.js';
+import { redact } from '../raven/model/redact.js';
 import type { WatcherEvent } from '../watch/watcher-events.js';
 import {
   CLUSTER_OPTIONS,

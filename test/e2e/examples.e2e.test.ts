@@ -47,7 +47,10 @@ test('there are example configs to run', () => {
 
 for (const name of configs) {
   test(`examples/configs/${name} passes raven check as it is`, async () => {
-    const run = await runRaven(['check', '-c', join(examples, 'configs', name)]);
+    const plane = await sharedCluster();
+    const run = await runRaven(['check', '-c', join(examples, 'configs', name)], {
+      kubeconfig: plane.kubeconfig,
+    });
     assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}`);
   });
 

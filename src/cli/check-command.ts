@@ -109,9 +109,13 @@ async function resourceProblems(
       configFile: file,
     });
   } catch (error) {
-    const where = client === undefined ? 'no cluster to ask' : `cannot ask ${client.server}`;
+    // A kubeconfig's problem in full (it lists what would be valid); a network failure in short.
+    const where =
+      client === undefined
+        ? `no cluster to ask (${error instanceof Error ? error.message : String(error)})`
+        : `cannot ask ${client.server} (${shortErrorMessage(error)})`;
     throw new ClusterUnavailable(
-      `${file}: the watchers' resources were not checked: ${where} (${shortErrorMessage(error)}); ` +
+      `${file}: the watchers' resources were not checked: ${where}; ` +
         'point to a reachable cluster (--kubeconfig, --context) or check the file alone with --offline',
       { cause: error },
     );

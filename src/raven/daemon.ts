@@ -26,6 +26,7 @@ import type { ResolvedResource } from '../client/api-resource.js';
 import type { KubeObject } from '../client/kube-object.js';
 import { stoppedStatus, type WatcherStatus } from '../watch/watcher-events.js';
 import type { ChangeEvent } from './change-event.js';
+import type { OutageReport } from '../watch/outage-tracker.js';
 import { LeaderElector } from '../controller/leader-election.js';
 import { splitHashSpace, type Shard, type ShardRange } from '../watch/shard/shard.js';
 import { ShardedCheckpoints } from './checkpoint/sharded-checkpoints.js';
@@ -81,8 +82,9 @@ export interface DaemonUi {
       type: 'EXISTING' | 'ADDED' | 'MODIFIED' | 'DELETED' | 'GONE',
       object: KubeObject,
       previous?: KubeObject,
+      changedBy?: ChangeEvent['changedBy'],
     ): void;
-    notice(message: string): void;
+    outage(report: OutageReport): void;
   };
 }
 
@@ -431,7 +433,7 @@ export class Daemon {
             },
             change: (event, scope) => {
               this.metrics.events.inc({ watcher: event.watcher, type: event.type });
-              ui?.publish(uiType(event), event.object, event.previous);
+              ui?.publish(uiType(event), event.object, event.previous, event.changedBy);
               sinks.change(event, scope);
               for (const name of router.handlersFor(event)) handlers.get(name)?.push(event);
             },
@@ -439,9 +441,10 @@ export class Daemon {
             relisting: () => this.metrics.relists.inc({ watcher: watcherConfig.name }),
             relisted: (scope, relist) => sinks.relisted(scope, relist),
             // Each failure is counted here; the pipeline logs the outage (a line at its start,
-            // every 30 s, at its end), the watcher each failure at debug.
+            // every 30 s, at its end) and hands the same reports to the web view; the watcher
+            // logs each failure at debug.
+            outage: (report) => ui?.outage(report),
             error: (error) => {
-              ui?.notice(error.message);
               this.metrics.watchErrors.inc({ watcher: watcherConfig.name, kind: errorKind(error) });
             },
           },

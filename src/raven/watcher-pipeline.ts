@@ -69,6 +69,8 @@ export interface PipelineCallbacks {
   /** A relist of `scope` completed after `synced`. */
   relisted(scope: string, relist: Relist): void;
   error(error: Error, status: WatcherStatus): void;
+  /** One of an outage's few reports (a start, every 30 s, a heal), after it is logged. */
+  outage?(report: OutageReport): void;
 }
 
 /** Where to resume: the resourceVersion to watch from and the objects known at it (redacted). */
@@ -181,7 +183,10 @@ export class WatcherPipeline {
       // One line when an outage starts, one every 30 s, one when it heals (not one per retry).
       outages: {
         ...(options.server === undefined ? {} : { server: options.server }),
-        report: (report) => logOutage(options.logger, report),
+        report: (report) => {
+          logOutage(options.logger, report);
+          callbacks.outage?.(report);
+        },
       },
     });
     this.#watcher = watcher;

@@ -5,7 +5,8 @@
  *
  * It runs until interrupted (exit 0). A resource discovery does not know, a bad kubeconfig or a
  * busy port end it with exit 1; a usage error with 2. Failures that heal (the apiserver
- * restarting, a dropped connection) show on the page and the watch goes on.
+ * restarting, a dropped connection) show on the page as an outage (a notice when it starts, one
+ * every 30 s, one when it heals) and the watch goes on.
  */
 import { parseArgs } from 'node:util';
 import { readFile } from 'node:fs/promises';
@@ -76,7 +77,11 @@ export async function uiCommand(argv: string[], deps: UiCommandDeps): Promise<nu
         labelSelector,
         // Kept for the lag (the newest managedFields time); diffs leave them out.
         dropManagedFields: false,
+        // Who made each change, under its diff.
+        fieldManagers: true,
         signal: deps.signal,
+        // One notice when an outage starts, one every 30 s, one when it heals (not one per retry).
+        outages: { server: client.server, report: (report) => feed.outage(name, report) },
       });
       watchers.push(watcher);
       return feed.follow(name, resource, watcher);

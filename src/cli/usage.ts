@@ -118,10 +118,19 @@ Logs go to stderr (JSON, or readable lines on a terminal); a stdout sink writes 
 Ctrl-C or SIGTERM: stop watching, drain deliveries (shutdown.drainTimeoutSeconds), write checkpoints,
 exit 0; a second signal exits at once. Docs: docs/configuration.md.`;
 
-export const checkUsage = `Usage: raven check -c raven.yaml
+export const checkUsage = `Usage: raven check -c raven.yaml [options]
 
-Validate a config file: every error names the file, the field and what would be valid.
-Exit 0 when it is valid (warnings are printed too), 1 when it is not.`;
+Validate a config file: every error names the file, the field and what would be valid. A valid
+file is then checked against the cluster: every watcher's resource must be served (a misspelled
+one gets the nearest names). No reachable cluster is an error; --offline checks the file alone.
+Exit 0 when it is valid (warnings are printed too), 1 when it is not or could not be checked.
+
+Options:
+  -c, --config FILE        the config file
+      --offline            do not ask a cluster; check the file alone
+      --kubeconfig FILE    kubeconfig to use (default: the config's, $KUBECONFIG, ~/.kube/config, in-cluster)
+      --context NAME       kubeconfig context to use (default: the config's)
+  -h, --help               this help`;
 
 export const uiUsage = `Usage: raven ui [resource...] [options]
 

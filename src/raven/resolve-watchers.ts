@@ -11,6 +11,9 @@
  * - An events watcher on `api: auto` falls back to core v1 Events where `events.k8s.io/v1` is not
  *   served.
  * - A stop while waiting resolves `undefined`: there is nothing to run.
+ *
+ * `raven check` asks once instead ({@link checkWatcherResources}): every name the server does not
+ * serve is a problem on its field, and a server that does not answer is an error, not a wait.
  */
 import type { ResolvedResource } from '../client/api-resource.js';
 import { UnknownResourceError } from '../client/unknown-resource-error.js';
@@ -66,13 +69,7 @@ export async function resolveWatchers(
         break;
       } catch (error) {
         if (signal.aborted) return undefined;
-        if (!isRetryable(error)) {
-          throw new ConfigError(error instanceof Error ? error.message : String(error), {
-            path: `watchers[${index}].resource`,
-            ...(options.configFile === undefined ? {} : { file: options.configFile }),
-            cause: error,
-          });
-        }
+        if (!isRetryable(error)) throw resourceProblem(error, index, options.configFile);
         const delay = backoff.fail();
         if (backoff.failures === 1)
           logger.warn(
@@ -88,6 +85,39 @@ export async function resolveWatchers(
     }
   }
   return resolved;
+}
+
+/**
+ * Every watcher's resource resolved once, without retrying: what `raven check` asks of a cluster.
+ * Resolves with one `ConfigError` on `watchers[i].resource` for each name the server does not
+ * serve (none when all resolve); rejects with the error of a server that could not be asked
+ * (unreachable, 5xx, 401/403): the names were not checked.
+ */
+export async function checkWatcherResources(
+  watchers: readonly WatcherConfig[],
+  discovery: ResourceResolver,
+  options: { logger: Logger; signal: AbortSignal; configFile?: string },
+): Promise<ConfigError[]> {
+  const problems: ConfigError[] = [];
+  for (const [index, watcher] of watchers.entries()) {
+    const eventsFallback = watcher.type === 'events' && watcher.api === 'auto';
+    try {
+      await resolveOne(discovery, watcher.resource, eventsFallback, options.logger, options.signal);
+    } catch (error) {
+      if (!(error instanceof UnknownResourceError)) throw error;
+      problems.push(resourceProblem(error, index, options.configFile));
+    }
+  }
+  return problems;
+}
+
+/** A name the server does not serve, as a problem on the watcher's `resource` field. */
+function resourceProblem(error: unknown, index: number, configFile: string | undefined): ConfigError {
+  return new ConfigError(error instanceof Error ? error.message : String(error), {
+    path: `watchers[${index}].resource`,
+    ...(configFile === undefined ? {} : { file: configFile }),
+    cause: error,
+  });
 }
 
 /** A watcher's resource; an events watcher on `api: auto` falls back to core v1 Events. */

@@ -5,6 +5,7 @@
  */
 import type { KubeObject } from '../client/kube-object.js';
 import { errorKind } from '../errors/classify.js';
+import type { OutageReport } from '../watch/outage-tracker.js';
 import type { Logger } from '../util/logger.js';
 import type { HandlerRunner } from './handlers/custom-handler.js';
 import type { RavenMetrics } from './metrics/metrics.js';
@@ -39,17 +40,19 @@ export interface UiSource {
     type: 'EXISTING' | 'ADDED' | 'MODIFIED' | 'DELETED' | 'GONE',
     object: KubeObject,
     previous?: KubeObject,
+    changedBy?: ChangeEvent['changedBy'],
   ): void;
-  notice(message: string): void;
+  /** One of an outage's few reports (a start, every 30 s, a heal), as the log has it. */
+  outage(report: OutageReport): void;
 }
 
-/** The objects at sync, every change, and each watch error as a notice, to the web view. */
+/** The objects at sync, every change with who made it, and each outage's few reports, to the web view. */
 export function uiTap(ui: UiSource): WatcherTap {
   return (event) => {
     if (event.type === 'synced') for (const object of event.objects) ui.publish('EXISTING', object);
     else if (event.type === 'change')
-      ui.publish(uiType(event.event), event.event.object, event.event.previous);
-    else if (event.type === 'error') ui.notice(event.error.message);
+      ui.publish(uiType(event.event), event.event.object, event.event.previous, event.event.changedBy);
+    else if (event.type === 'outage') ui.outage(event.report);
   };
 }
 

@@ -3,7 +3,13 @@
  * in order, and each watcher's health. A page that connects gets the objects that exist now (one
  * line each, never the whole object), then the changes as they happen; a page that reconnects
  * with the last number it saw gets what it missed, as long as it is still among the last
- * `keep` changes (otherwise it starts over from the objects that exist).
+ * `keep` changes (otherwise it starts over from the objects that exist, oldest line first, so a
+ * page opened late gets them in the order they happened).
+ *
+ * Each modification says who made it (`changedBy`, from `metadata.managedFields`, as in the CLI
+ * and the sinks). A watcher that reports its outages (`watchResource`'s `outages`) is followed
+ * through those reports: one notice when an outage starts, one every 30 s, one when it heals,
+ * never one per retry.
  *
  * Secret values never reach the feed: objects are redacted first (`redact.ts`), so a changed key
  * shows as changed without its value. Only a summary of each object is kept, not the object.
@@ -13,6 +19,11 @@ import type { ApiResource } from '../client/api-resource.js';
 import { diffObjects, formatDiffEntries } from '../raven/model/diff.js';
 import { redact } from '../raven/model/redact.js';
 import type { ScopedWatcher } from '../watch/watch-resource.js';
+import type { OutageReport } from '../watch/outage-tracker.js';
+import { changedBy as attribute } from '../watch/changed-by.js';
+import type { FieldManagerChange } from '../watch/field-managers.js';
+import type { ChangedBy } from '../raven/model/change-event.js';
+import { managerText } from '../raven/model/changed-by-text.js';
 import type { WatcherStatus } from '../watch/watcher-events.js';
 import type { Clock } from '../util/clock.js';
 
@@ -31,6 +42,10 @@ export interface UiChange {
   uid: string;
   /** The changed fields, one group of lines per field (`spec.replicas: 2 → 3`, or a line diff). */
   diff: string[][];
+  /** Who made a modification: each field manager whose managedFields entry changed, and its paths. */
+  changedBy?: ChangedBy[];
+  /** The same as lines, one per manager: `by kubectl (Update) at 10:42:07: spec.replicas`. */
+  by?: string[];
 }
 
 /** A failure a watcher is recovering from, for the page's notice line. */
@@ -38,6 +53,8 @@ export interface UiNotice {
   at: number;
   watcher: string;
   message: string;
+  /** For an outage's notices: its start, a reminder every 30 s while it lasts, its end. */
+  outage?: OutageReport['kind'];
 }
 
 /** One watcher's health as the page shows it. */
@@ -75,10 +92,15 @@ interface Followed {
 
 /** One watcher's way into the feed, for a program that reads the watcher itself (the daemon). */
 export interface UiSource {
-  /** One object (`EXISTING`) or change; objects may be redacted already. */
-  publish(type: UiChange['type'], object: KubeObject, previous?: KubeObject): void;
+  /**
+   * One object (`EXISTING`) or change; objects may be redacted already. `changedBy`: who made a
+   * modification, when the caller knows (the daemon's change events carry it).
+   */
+  publish(type: UiChange['type'], object: KubeObject, previous?: KubeObject, changedBy?: ChangedBy[]): void;
   /** A failure the watcher is recovering from. */
   notice(message: string): void;
+  /** One of an outage's few reports (`outage-tracker.ts`), shown as a notice. */
+  outage(report: OutageReport): void;
 }
 
 export interface UiFeedOptions {
@@ -113,25 +135,29 @@ export class UiFeed {
     return this.#seq;
   }
 
-  /** Read `watcher`'s events into the feed until it ends. */
+  /**
+   * Read `watcher`'s events into the feed until it ends. A modification says who made it when the
+   * watcher was started with `fieldManagers: true`. Each error is a notice, unless the watcher
+   * reports its outages: then give their reports to {@link UiFeed.outage} instead.
+   */
   async follow(name: string, resource: ApiResource, watcher: ScopedWatcher): Promise<void> {
-    const source = this.source(name, resource, () => watcher.status());
+    const followed = this.#add(name, resource, () => watcher.status());
     for await (const event of watcher) {
       switch (event.type) {
         case 'initial':
-          source.publish('EXISTING', event.object);
+          this.#publish(followed, 'EXISTING', event.object);
           break;
         case 'added':
-          source.publish('ADDED', event.object);
+          this.#publish(followed, 'ADDED', event.object);
           break;
         case 'modified':
-          source.publish('MODIFIED', event.object, event.previous);
+          this.#publish(followed, 'MODIFIED', event.object, event.previous, event.managers);
           break;
         case 'deleted':
-          source.publish(event.tombstone ? 'GONE' : 'DELETED', event.object);
+          this.#publish(followed, event.tombstone ? 'GONE' : 'DELETED', event.object);
           break;
         case 'error':
-          source.notice(event.error.message);
+          if (!watcher.reportsOutages) this.#notice(name, event.error.message);
           break;
         default:
           break;
@@ -141,13 +167,29 @@ export class UiFeed {
 
   /** Add a watcher whose events the caller reads; `status` is asked for its health. */
   source(name: string, resource: ApiResource, status: () => WatcherStatus): UiSource {
+    const followed = this.#add(name, resource, status);
+    return {
+      publish: (type, object, previous, changedBy) =>
+        this.#publish(followed, type, object, previous, changedBy),
+      notice: (message) => this.#notice(name, message),
+      outage: (report) => this.outage(name, report),
+    };
+  }
+
+  /** One of `watcher`'s outage reports (`watchResource`'s `outages.report`), as a notice. */
+  outage(watcher: string, report: OutageReport): void {
+    this.#notice(watcher, report.message, report.kind);
+  }
+
+  #add(name: string, resource: ApiResource, status: () => WatcherStatus): Followed {
     const followed: Followed = { name, resource, status, lagSeconds: undefined };
     this.#followed.push(followed);
-    return {
-      publish: (type, object, previous) => this.#publish(followed, type, object, previous),
-      notice: (message) =>
-        this.#emit({ event: 'notice', data: { at: this.#clock.now(), watcher: name, message } }),
-    };
+    return followed;
+  }
+
+  #notice(watcher: string, message: string, outage?: OutageReport['kind']): void {
+    const data: UiNotice = { at: this.#clock.now(), watcher, message, ...(outage ? { outage } : {}) };
+    this.#emit({ event: 'notice', data });
   }
 
   /** Every followed watcher's health. */
@@ -180,7 +222,9 @@ export class UiFeed {
       for (const change of this.#recent) if (change.seq > after) listener({ event: 'change', data: change });
     } else {
       listener({ event: 'reset', data: { seq: this.#seq } });
-      for (const change of this.#current.values()) listener({ event: 'change', data: change });
+      // In the order they happened: an object's line is its latest change, not its first sight.
+      const current = [...this.#current.values()].sort((a, b) => a.seq - b.seq);
+      for (const change of current) listener({ event: 'change', data: change });
     }
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
@@ -190,7 +234,8 @@ export class UiFeed {
     followed: Followed,
     type: UiChange['type'],
     raw: KubeObject,
-    rawPrevious: KubeObject | undefined,
+    rawPrevious?: KubeObject,
+    who?: ChangedBy[] | FieldManagerChange[],
   ): void {
     const now = this.#clock.now();
     const object = redact(raw, followed.resource.resource);
@@ -198,6 +243,8 @@ export class UiFeed {
     const changedAt = changeTime(type, raw);
     if (changedAt !== undefined) followed.lagSeconds = Math.max(0, Math.round((now - changedAt) / 1000));
     const uid = object.metadata?.uid ?? `${object.metadata?.namespace ?? ''}/${object.metadata?.name ?? ''}`;
+    const diff = previous === undefined ? [] : diffObjects(previous, object);
+    const changedBy = whoChanged(who, diff, object);
     const change: UiChange = {
       seq: ++this.#seq,
       at: now,
@@ -207,7 +254,15 @@ export class UiFeed {
       namespace: object.metadata?.namespace ?? '',
       name: object.metadata?.name ?? '',
       uid,
-      diff: previous === undefined ? [] : formatDiffEntries(diffObjects(previous, object)),
+      diff: formatDiffEntries(diff),
+      ...(changedBy === undefined
+        ? {}
+        : {
+            changedBy,
+            by: changedBy
+              .filter((c) => c.paths.length > 0)
+              .map((c) => `by ${managerText(c)}: ${c.paths.join(', ')}`),
+          }),
     };
     if (type === 'DELETED' || type === 'GONE') this.#current.delete(uid);
     else this.#current.set(uid, change);
@@ -219,6 +274,21 @@ export class UiFeed {
   #emit(message: UiMessage): void {
     for (const listener of this.#listeners) listener(message);
   }
+}
+
+/** Who made a change: given, or laid from the changed managedFields entries over the diff's paths. */
+function whoChanged(
+  who: ChangedBy[] | FieldManagerChange[] | undefined,
+  diff: readonly { path: string }[],
+  object: KubeObject,
+): ChangedBy[] | undefined {
+  if (who === undefined || diff.length === 0) return undefined;
+  if (who.every((w): w is ChangedBy => 'paths' in w)) return who;
+  return attribute(
+    who,
+    diff.map((d) => d.path),
+    object,
+  );
 }
 
 /** When the change itself happened, as far as the object says (1 s precision). */

@@ -4,12 +4,15 @@
  * shows:
  *
  * - the objects that exist, one row each, updated as they change and removed when deleted;
- * - the changes as they happen, newest first, with their field diffs;
+ * - the changes, newest first by their number in the feed (whether they came in the backlog a
+ *   page gets when it connects or live), with their field diffs and who made each modification;
  * - each watcher's health (phase, synced, seconds since the last event, reconnects, relists, lag);
  * - a chart of changes per second per kind over the last minute;
  * - filters by kind, namespace pattern (`team-*`, `!kube-*`), event type and text;
  * - pause/resume (changes received while paused are applied on resume, none is lost);
- * - an object's history of changes since the page was opened, by clicking it.
+ * - an object's history of changes since the page was opened, by clicking it, newest first, in a
+ *   panel fixed at the right of the window (in view wherever the page is scrolled);
+ * - notices: an outage's start, a reminder every 30 s, its end.
  *
  * The browser's EventSource reconnects by itself and sends the last change number it saw, so a
  * dropped connection or a restarted `raven ui` resumes without gaps or duplicates.
@@ -36,7 +39,9 @@ th { color: var(--dim); font-weight: 600; font-size: 11px; }
 .change pre, #history pre { margin: 2px 0 0 16px; font: 12px/1.3 ui-monospace, monospace; white-space: pre-wrap; color: var(--dim); }
 #changes { max-height: 70vh; overflow: auto; }
 #notices { color: var(--del); padding: 0 12px; }
-#history { grid-column: 1 / -1; border-top: 1px solid #8884; padding-top: 8px; }
+#history { position: fixed; top: 0; right: 0; bottom: 0; width: min(36rem, 92vw); overflow: auto; z-index: 10;
+  background: Canvas; color: CanvasText; border-left: 1px solid #8884; box-shadow: -4px 0 12px #0003; padding: 8px 12px; }
+.by { margin-left: 16px; font-size: 12px; color: var(--dim); }
 #history[hidden] { display: none; }
 #legend span { margin-right: 12px; }
 .phase-watching { color: var(--add); } .phase-backoff, .phase-failing { color: var(--del); } .phase-listing { color: var(--mod); }
@@ -53,6 +58,9 @@ const kinds = new Set();
 const queued = [];
 let paused = false;
 let selected = null;
+// Changes are ordered by (epoch, seq): seq is the feed's number; a reset (a restarted feed, or a
+// page too far behind) starts a new epoch, whose changes are newer than anything before it.
+let epoch = 0;
 const MAX_CHANGES = 500;
 const MAX_HISTORY = 200;
 
@@ -81,7 +89,7 @@ function matches(change, forStream) {
   if (!namespaceMatches(change.namespace)) return false;
   const text = $('text').value.trim().toLowerCase();
   if (text) {
-    const hay = [change.kind, change.namespace, change.name, change.type, ...change.diff.flat()].join(' ').toLowerCase();
+    const hay = [change.kind, change.namespace, change.name, change.type, ...change.diff.flat(), ...(change.by || [])].join(' ').toLowerCase();
     if (!hay.includes(text)) return false;
   }
   return true;
@@ -89,13 +97,16 @@ function matches(change, forStream) {
 function time(ms) { return new Date(ms).toLocaleTimeString(); }
 function objectName(c) { return (c.namespace ? c.namespace + '/' : '') + c.name; }
 
+function newer(a, b) { return a.epoch !== b.epoch ? a.epoch > b.epoch : a.seq > b.seq; }
+function byLines(c) { return (c.by || []).map((line) => el('div', { class: 'by' }, [line])); }
 function changeNode(c) {
-  const node = el('div', { class: 'change', 'data-uid': c.uid, 'data-type': c.type, 'data-seq': String(c.seq) }, [
+  const node = el('div', { class: 'change', 'data-uid': c.uid, 'data-type': c.type, 'data-seq': String(c.seq), 'data-epoch': String(c.epoch) }, [
     el('span', { class: c.type }, [c.type]), ' ',
     el('b', {}, [c.kind]), ' ', objectName(c), ' ',
     el('small', { class: 'EXISTING' }, [time(c.at)]),
   ]);
   if (c.diff.length > 0) node.append(el('pre', {}, [c.diff.flat().join('\\n')]));
+  node.append(...byLines(c));
   node.addEventListener('click', () => showHistory(c.uid));
   return node;
 }
@@ -139,7 +150,11 @@ function apply(c) {
   const list = $('changes');
   const node = changeNode(c);
   node.hidden = !matches(c, true);
-  list.prepend(node);
+  // Newest first by the change's own number, whatever order the backlog and live changes came in.
+  let before = list.firstElementChild;
+  while (before && !newer(c, { epoch: Number(before.dataset.epoch), seq: Number(before.dataset.seq) }))
+    before = before.nextElementSibling;
+  list.insertBefore(node, before);
   while (list.childElementCount > MAX_CHANGES) list.lastElementChild.remove();
   if (selected === c.uid) showHistory(c.uid);
 }
@@ -151,22 +166,24 @@ function refilter() {
   }
   for (const node of $('changes').children) {
     const history = histories.get(node.dataset.uid) || [];
-    const c = history.find((h) => String(h.seq) === node.dataset.seq);
+    const c = history.find((h) => String(h.seq) === node.dataset.seq && String(h.epoch) === node.dataset.epoch);
     node.hidden = !c || !matches(c, true);
   }
 }
 
 function showHistory(uid) {
   selected = uid;
-  const history = histories.get(uid) || [];
-  const last = history[history.length - 1];
+  const history = (histories.get(uid) || []).slice().sort((a, b) => (newer(a, b) ? -1 : 1));
+  const last = history[0];
   const box = $('history');
+  if (box.hidden) box.scrollTop = 0;
   box.hidden = false;
   $('history-title').textContent = last ? last.kind + ' ' + objectName(last) + ': ' + history.length + ' since the page opened' : uid;
   const list = $('history-list');
   list.replaceChildren(...history.map((c) => {
     const item = el('li', { 'data-type': c.type }, [el('span', { class: c.type }, [c.type]), ' ', time(c.at)]);
     if (c.diff.length > 0) item.append(el('pre', {}, [c.diff.flat().join('\\n')]));
+    item.append(...byLines(c));
     return item;
   }));
 }
@@ -241,24 +258,26 @@ function connect() {
   source.addEventListener('reset', () => {
     // The server starts over from the objects that exist: drop rows it will send again.
     objects.clear();
+    epoch++;
     $('objects').tBodies[0].replaceChildren();
   });
   source.addEventListener('change', (e) => {
     const c = JSON.parse(e.data);
+    c.epoch = epoch;
     if (paused) { queued.push(c); updatePauseButton(); } else apply(c);
   });
   source.addEventListener('health', (e) => renderHealth(JSON.parse(e.data)));
   source.addEventListener('notice', (e) => {
     const n = JSON.parse(e.data);
     const box = $('notices');
-    box.prepend(el('div', {}, [time(n.at) + ' ' + n.watcher + ': ' + n.message]));
+    box.prepend(el('div', n.outage ? { 'data-outage': n.outage } : {}, [time(n.at) + ' ' + n.watcher + ': ' + n.message]));
     while (box.childElementCount > 5) box.lastElementChild.remove();
   });
 }
 
 for (const id of ['kind', 'ns', 'type', 'text']) $(id).addEventListener('input', refilter);
 $('pause').addEventListener('click', () => setPaused(!paused));
-$('history-close').addEventListener('click', () => { selected = null; $('history').hidden = true; });
+$('history-close').addEventListener('click', (e) => { e.stopPropagation(); selected = null; $('history').hidden = true; });
 setInterval(drawChart, 1000);
 drawChart();
 connect();

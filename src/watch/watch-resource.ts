@@ -57,6 +57,11 @@ export class ScopedWatcher<T extends KubeObject = KubeObject> implements AsyncIt
     this.#outages = outages;
   }
 
+  /** Whether its failures are reported as outages (`outages`), not one by one. */
+  get reportsOutages(): boolean {
+    return this.#outages !== undefined;
+  }
+
   /** The combined status: synced when all are, the worst phase, summed counts, the latest error. */
   status(): WatcherStatus {
     const all = [...this.watchers.values()].map((w) => w.status());

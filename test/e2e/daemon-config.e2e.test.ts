@@ -47,6 +47,7 @@ routes:
   for (const problem of problems) assert.match(run.stderr, problem);
   assert.equal(run.stdout, '');
 
+  // The file's errors come first: no cluster is asked.
   const check = await runRaven(['check', '-c', config]);
   assert.equal(check.code, 1, check.stderr);
   for (const problem of problems) assert.match(check.stderr, problem);
@@ -71,10 +72,16 @@ sinks:
   - { name: console, type: stdout }
 `,
   );
-  // Valid as a file: whether a resource exists needs discovery, at run time.
-  const check = await runRaven(['check', '-c', config]);
-  assert.equal(check.code, 0, check.stderr);
-  assert.match(check.stdout, /valid \(2 watchers, 1 sinks/);
+  // Valid as a file (--offline); against the cluster, raven check names it as raven run does.
+  const offline = await runRaven(['check', '--offline', '-c', config]);
+  assert.equal(offline.code, 0, offline.stderr);
+  assert.match(offline.stdout, /valid \(2 watchers, 1 sinks/);
+  const check = await runRaven(['check', '-c', config], { kubeconfig: plane.kubeconfig });
+  assert.equal(check.code, 1, check.stdout);
+  assert.match(
+    check.stderr,
+    /^error: \S+\/raven\.yaml: watchers\[1\]\.resource: .*"deploymentz".*did you mean deployments\.apps\?$/m,
+  );
 
   const run = await runRaven(['run', '-c', config], { kubeconfig: plane.kubeconfig });
   assert.equal(run.code, 1, run.stderr);

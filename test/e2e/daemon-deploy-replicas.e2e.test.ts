@@ -60,11 +60,12 @@ async function allowed(
   return review.status.allowed;
 }
 
-/** `raven check` on a rendered raven.yaml, with the variables it reads set. */
+/** `raven check` on a rendered raven.yaml against the cluster, with the variables it reads set. */
 async function ravenCheck(dir: string, text: string): Promise<void> {
   const file = join(dir, `raven-${Math.random().toString(36).slice(2)}.yaml`);
   await writeFile(file, text);
   const check = await runRaven(['check', '-c', file], {
+    kubeconfig: (await sharedCluster()).kubeconfig,
     env: {
       RAVEN_CHECKPOINT_URL: 'postgres://raven:not-a-password@127.0.0.1:5432/raven',
       WEBHOOK_URL: 'https://audit.example.com/raven',

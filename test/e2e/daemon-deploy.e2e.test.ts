@@ -224,7 +224,7 @@ test('the deployed config runs as the ServiceAccount with only the RBAC of deplo
     WEBHOOK_SECRET: 'not-a-real-secret',
     SLACK_WEBHOOK_URL: hook.url('/chat'),
   };
-  const check = await runRaven(['check', '-c', join(deploy, 'raven.yaml')], { env });
+  const check = await runRaven(['check', '-c', join(deploy, 'raven.yaml')], { kubeconfig, env });
   assert.equal(check.code, 0, check.stderr);
 
   const raven = startRaven(['run', '-c', file], { kubeconfig, env });

@@ -70,11 +70,18 @@ sinks: [{ name: out, type: stdout }]
   );
   await rowVisible(page, 'web');
   assert.equal(await page.textContent(`${row('web')} td.last`), 'ADDED');
-  await ok(plane.adminRequest('PATCH', `${api}/configmaps/web`, { data: { mode: 'green' } }));
+  await ok(
+    plane.adminRequest('PATCH', `${api}/configmaps/web?fieldManager=ops`, { data: { mode: 'green' } }),
+  );
   await page.waitForSelector(`${row('web')} td.last:text-is("MODIFIED")`, { timeout: GIVE_UP_MS });
   assert.equal(
     await page.textContent('#changes .change[data-type="MODIFIED"] pre'),
     'data.mode: "blue" → "green"',
+  );
+  // Who made it, as the daemon's sinks get it.
+  assert.match(
+    (await page.textContent('#changes .change[data-type="MODIFIED"] .by')) ?? '',
+    /^by \S+ \(Update\) at \d\d:\d\d:\d\d: data\.mode$/,
   );
   await ok(plane.adminRequest('DELETE', `${api}/configmaps/web`));
   await rowGone(page, 'web');

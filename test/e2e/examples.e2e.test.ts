@@ -47,7 +47,17 @@ test('there are example configs to run', () => {
 
 for (const name of configs) {
   test(`examples/configs/${name} passes raven check as it is`, async () => {
-    const run = await runRaven(['check', '-c', join(examples, 'configs', name)]);
+    // Against the cluster, whose kubeconfig and context replace the example's.
+    const plane = await sharedCluster();
+    const run = await runRaven([
+      'check',
+      '-c',
+      join(examples, 'configs', name),
+      '--kubeconfig',
+      plane.kubeconfig,
+      '--context',
+      'raven-local',
+    ]);
     assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}`);
   });
 

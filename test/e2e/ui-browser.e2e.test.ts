@@ -3,8 +3,9 @@
  * its page is opened in a real headless Chromium (Debian's package, driven by playwright-core).
  * ConfigMaps are created, changed and deleted through the apiserver, and the test asserts what the
  * page shows: rows appearing, updating and disappearing, the changes with their diffs, filters,
- * pause/resume, an object's history, the chart's counts, the watchers' health, and the page going
- * on after the apiserver restarts.
+ * pause/resume, an object's history (opened in view), the chart's counts, the watchers' health,
+ * the order of the changes on a page opened late, who made each modification (two field managers),
+ * and the page going on after the apiserver restarts, with the outage as two notices.
  *
  * Waits are for conditions on the page; their timeouts are safety nets for a loaded machine,
  * never the verdict. With RAVEN_UI_SCREENSHOT=FILE the first test saves a screenshot there
@@ -142,7 +143,7 @@ test('the page shows objects appear, change with their diffs and disappear, live
   await page.click('#changes .change[data-type="DELETED"]');
   await page.waitForSelector('#history:not([hidden])', { timeout: GIVE_UP_MS });
   const history = await attributes(page, '#history-list li', 'data-type');
-  assert.deepEqual(history, ['ADDED', 'MODIFIED', 'DELETED']);
+  assert.deepEqual(history, ['DELETED', 'MODIFIED', 'ADDED'], 'newest first');
   assert.match((await page.textContent('#history-list')) ?? '', /data\.mode: "blue" → "green"/);
 
   // The chart counts the live changes of the last minute per kind; the existing objects are not
@@ -191,6 +192,142 @@ test('the page keeps showing changes after the apiserver restarts, and the watch
     Number(await page.textContent('#health tr[data-watcher="configmaps"] td.reconnects')) +
     Number(await page.textContent('#health tr[data-watcher="configmaps"] td.relists'));
   await until('the health table counts the reconnect', async () => (await counted()) >= 1);
-  assert.notEqual(await page.textContent('#notices'), '', 'the outage was shown as a notice');
+  // The outage is a few notices, its start and its end, not one per retry.
+  // (A reminder every 30 s while it lasts: a loaded machine can take that long to restart it.)
+  await page.waitForSelector('#notices [data-outage="healed"]', { timeout: GIVE_UP_MS });
+  const notices = (await attributes(page, '#notices > div', 'data-outage')).join(' ');
+  assert.match(notices, /^healed (ongoing )*started$/, 'newest first: the heal, reminders, the start');
+  assert.match(
+    (await page.textContent('#notices [data-outage="healed"]')) ?? '',
+    /configmaps: .*reconnected after \d+ s/,
+  );
   assert.equal(await interrupt(raven), 0, 'Ctrl-C exits 0');
+});
+
+/** The changes listed on the page, top to bottom: their number and `TYPE namespace/name`. */
+async function listedChanges(page: Page): Promise<{ seq: number; text: string }[]> {
+  // "TYPE Kind namespace/name time…": the type and the object.
+  return page.evaluate<
+    { seq: number; text: string }[]
+  >(`[...document.querySelectorAll('#changes .change')].map((n) => ({
+    seq: Number(n.dataset.seq),
+    text: n.dataset.type + ' ' + (n.textContent || '').split(' ')[2],
+  }))`);
+}
+
+test('a page opened late lists the changes newest first by their number, live ones above, and an object’s history opens in view', async (t) => {
+  const plane = await sharedCluster();
+  const ns = await freshNamespace(plane);
+  t.after(() => deleteNamespace(plane, ns));
+  const { raven, url } = await startUi(t, plane, ['configmaps', '-n', ns]);
+  await until('the watch has listed', async () => {
+    const health = (await (await fetch(`${url}api/health`)).json()) as { synced: boolean }[];
+    return health.length > 0 && health.every((h) => h.synced);
+  });
+  // Changes made before any page is open: a, b, c added, a changed, objects added, c changed.
+  for (const name of ['a', 'b', 'c']) await cm(plane, ns, name, { v: '1' });
+  await ok(plane.adminRequest('PATCH', `/api/v1/namespaces/${ns}/configmaps/a`, { data: { v: '2' } }));
+  // Enough objects for a page taller than the window.
+  for (let i = 0; i < 12; i++) await cm(plane, ns, `filler-${String(i).padStart(2, '0')}`, { v: '1' });
+  await ok(plane.adminRequest('PATCH', `/api/v1/namespaces/${ns}/configmaps/c`, { data: { v: '2' } }));
+
+  const page = await (await launchBrowser(t)).newPage();
+  await page.setViewportSize({ width: 1100, height: 360 });
+  await page.goto(url);
+  await page.waitForSelector('#changes .change[data-type="MODIFIED"]:has-text("/c")', {
+    timeout: GIVE_UP_MS,
+  });
+  await rowVisible(page, 'filler-11');
+  // (The namespace's kube-root-ca.crt, made with it, is the oldest line: left out.)
+  const late = (await listedChanges(page)).filter((c) => !c.text.endsWith('/kube-root-ca.crt'));
+  const seqs = late.map((c) => c.seq);
+  assert.deepEqual(
+    seqs,
+    [...seqs].sort((x, y) => y - x),
+    `newest first: ${late.map((c) => c.text).join(', ')}`,
+  );
+  assert.match(late[0]?.text ?? '', new RegExp(`^MODIFIED ${ns}/c$`), 'the last change on top');
+  assert.match(late[1]?.text ?? '', /filler-11$/);
+  assert.match(late.at(-1)?.text ?? '', /\/b$/, 'b, added and never changed, is the oldest line');
+
+  // A live change goes above the backlog.
+  await ok(plane.adminRequest('PATCH', `/api/v1/namespaces/${ns}/configmaps/b`, { data: { v: '2' } }));
+  await page.waitForSelector('#changes .change[data-type="MODIFIED"]:has-text("/b")', {
+    timeout: GIVE_UP_MS,
+  });
+  const live = await listedChanges(page);
+  assert.match(live[0]?.text ?? '', new RegExp(`^MODIFIED ${ns}/b$`));
+  assert.ok((live[0]?.seq ?? 0) > (live[1]?.seq ?? Infinity));
+
+  // History: clicked far down the page, it opens in the window, newest first.
+  assert.ok(
+    await page.evaluate('document.documentElement.scrollHeight > window.innerHeight'),
+    'the page is taller than the window',
+  );
+  await page.click(row('b'));
+  await page.waitForSelector('#history:not([hidden])', { timeout: GIVE_UP_MS });
+  const inView = await page.evaluate(`(() => {
+    const r = document.getElementById('history-list').getBoundingClientRect();
+    return r.top >= 0 && r.top < window.innerHeight && r.height > 0;
+  })()`);
+  assert.ok(inView, 'the history is in the window');
+  assert.deepEqual(await attributes(page, '#history-list li', 'data-type'), ['MODIFIED', 'ADDED']);
+  assert.equal(await interrupt(raven), 0);
+});
+
+test('each modification on the page says which field manager made it, with the operation and time', async (t) => {
+  const plane = await sharedCluster();
+  const ns = await freshNamespace(plane);
+  t.after(() => deleteNamespace(plane, ns));
+  const { raven, url } = await startUi(t, plane, ['configmaps', '-n', ns]);
+  const page = await (await launchBrowser(t)).newPage();
+  await page.goto(url);
+  await page.waitForSelector('#health tr[data-watcher="configmaps"] td.synced:text-is("yes")', {
+    timeout: GIVE_UP_MS,
+  });
+  const path = `/api/v1/namespaces/${ns}/configmaps`;
+  await ok(
+    plane.adminRequest('POST', `${path}?fieldManager=alpha`, {
+      metadata: { name: 'shared' },
+      data: { a: '1' },
+    }),
+  );
+  // Server-side apply by a second manager, then an update by the first.
+  await ok(
+    plane.adminRequest(
+      'PATCH',
+      `${path}/shared?fieldManager=beta`,
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'shared' }, data: { b: '2' } },
+      'application/apply-patch+yaml',
+    ),
+  );
+  await page.waitForSelector('#changes .change[data-type="MODIFIED"] .by', { timeout: GIVE_UP_MS });
+  await ok(plane.adminRequest('PATCH', `${path}/shared?fieldManager=alpha`, { data: { c: '3' } }));
+  await until(
+    'both modifications listed',
+    async () => (await page.locator('#changes .change[data-type="MODIFIED"]').count()) === 2,
+  );
+  const modified = await page.evaluate<
+    { diff: string; by: string[] }[]
+  >(`[...document.querySelectorAll('#changes .change[data-type="MODIFIED"]')].map((n) => ({
+    diff: n.querySelector('pre')?.textContent ?? '',
+    by: [...n.querySelectorAll('.by')].map((b) => b.textContent),
+  }))`);
+  assert.deepEqual(
+    modified.map((m) => m.diff),
+    ['data.c: + "3"', 'data.b: + "2"'],
+  );
+  const clock = '\\d\\d:\\d\\d:\\d\\d';
+  assert.deepEqual(
+    modified.map((m) => m.by.length),
+    [1, 1],
+    JSON.stringify(modified),
+  );
+  assert.match(modified[0]?.by[0] ?? '', new RegExp(`^by alpha \\(Update\\) at ${clock}: data\\.c$`));
+  assert.match(modified[1]?.by[0] ?? '', new RegExp(`^by beta \\(Apply\\) at ${clock}: data\\.b$`));
+  // The history shows the same.
+  await page.click(row('shared'));
+  await page.waitForSelector('#history:not([hidden])', { timeout: GIVE_UP_MS });
+  assert.match((await page.textContent('#history-list')) ?? '', /by alpha \(Update\) at .*: data\.c/);
+  assert.equal(await interrupt(raven), 0);
 });

@@ -181,6 +181,7 @@ export class WatcherSinks {
         return;
       case 'relisting':
       case 'error':
+      case 'outage':
         // The watcher recovers on its own; what a relist changed comes as `relisted`.
         return;
     }

@@ -6,6 +6,7 @@
  * the pipeline.
  */
 import type { KubeObject } from '../../client/kube-object.js';
+import type { OutageReport } from '../../watch/outage-tracker.js';
 import type { WatcherStatus } from '../../watch/watcher-events.js';
 import type { ChangeEvent } from './change-event.js';
 
@@ -26,7 +27,9 @@ export type PipelineEvent =
   /** A relist of `scope` completed after `synced`. */
   | { type: 'relisted'; scope: string; relist: Relist }
   /** A watch failed; the watcher retries on its own (`status` says how it stands). */
-  | { type: 'error'; error: Error; status: WatcherStatus };
+  | { type: 'error'; error: Error; status: WatcherStatus }
+  /** One of an outage's few reports (a start, every 30 s, a heal), after it was logged. */
+  | { type: 'outage'; report: OutageReport };
 
 /** How a scope's relist went. */
 export interface Relist {

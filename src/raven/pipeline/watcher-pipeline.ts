@@ -125,6 +125,11 @@ export class WatcherPipeline {
    */
   async *events(options: PipelineRunOptions, resume?: ResumeFrom): AsyncGenerator<PipelineEvent> {
     const c = this.config;
+    // Outage reports (a start, every 30 s, a heal) come from the watch's tracker as it observes
+    // the watch's events or its timer; each is passed on before the next watch event. A start or
+    // a heal is reported as the event that shows it is observed, so it comes before that event; a
+    // reminder comes with the next retry's failure.
+    const outages: OutageReport[] = [];
     const watcher = watchResource({
       transport: options.transport,
       resource: this.#resolved,
@@ -145,7 +150,10 @@ export class WatcherPipeline {
       // One line when an outage starts, one every 30 s, one when it heals (not one per retry).
       outages: {
         ...(options.server === undefined ? {} : { server: options.server }),
-        report: (report) => logOutage(options.logger, report),
+        report: (report) => {
+          logOutage(options.logger, report);
+          outages.push(report);
+        },
       },
     });
     this.#watcher = watcher;
@@ -168,6 +176,8 @@ export class WatcherPipeline {
     const unlisted = new Set(resume === undefined ? scopes.keys() : []);
     const context = { watcher: c.name, resource: this.resource, diffIgnore: options.diffIgnore };
     for await (const { scope, event } of watcher.scoped()) {
+      for (let report = outages.shift(); report !== undefined; report = outages.shift())
+        yield { type: 'outage', report };
       const state = scopes.get(scope);
       if (state === undefined) continue;
       const now = options.clock.now();

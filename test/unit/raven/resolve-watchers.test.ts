@@ -2,7 +2,7 @@
  * The daemon's discovery step (`resolve-watchers.ts`) on the fake clock, with a scripted
  * discovery: resources resolved per watcher, an unknown name as a config error on its field, an
  * unreachable apiserver asked again with backoff and said once, the events fallback, and a stop
- * while waiting.
+ * while waiting; and `raven check`'s one pass, which names every unknown name and does not wait.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,6 +12,7 @@ import { ConfigError, TransportError } from '../../../src/errors/raven-error.js'
 import { parseRavenConfig } from '../../../src/raven/config/index.js';
 import {
   DISCOVERY_RETRY,
+  checkWatcherResources,
   resolveWatchers,
   type ResourceResolver,
 } from '../../../src/raven/resolve-watchers.js';
@@ -186,4 +187,40 @@ test('a stop while waiting for the apiserver resolves nothing and leaves no time
   stop.abort();
   assert.equal(await done, undefined);
   assert.equal(clock.pending, 0);
+});
+
+test('checking names every resource the server does not serve, each on its own field', async () => {
+  const bad = parseRavenConfig(`watchers:
+  - { name: typo, resource: deploymentz }
+  - { name: deploys, resource: deploy }
+  - { name: other, resource: cmz }
+sinks:
+  - { name: out, type: stdout }
+`);
+  const d = discovery();
+  const problems = await checkWatcherResources(bad.watchers, d, {
+    logger: captureLogger(),
+    signal: new AbortController().signal,
+    configFile: 'raven.yaml',
+  });
+  assert.deepEqual(d.asked, ['deploymentz', 'deploy', 'cmz']);
+  assert.deepEqual(
+    problems.map((p) => p.message),
+    [
+      'raven.yaml: watchers[0].resource: the server does not serve a resource named "deploymentz"',
+      'raven.yaml: watchers[2].resource: the server does not serve a resource named "cmz"',
+    ],
+  );
+});
+
+test('checking does not wait for an unreachable apiserver: it rejects with the failure at once', async () => {
+  const d = discovery(1);
+  await assert.rejects(
+    checkWatcherResources(config.watchers, d, {
+      logger: captureLogger(),
+      signal: new AbortController().signal,
+    }),
+    TransportError,
+  );
+  assert.deepEqual(d.asked, ['deploy'], 'asked once');
 });

@@ -20,6 +20,7 @@ import {
   type Relist,
   type ResumeFrom,
 } from '../../../src/raven/pipeline/watcher-pipeline.js';
+import type { OutageReport } from '../../../src/watch/outage-tracker.js';
 import { FakeClock } from '../../../src/testing/fake-clock.js';
 import type { WatchTransport } from '../../../src/watch/watcher.js';
 import { FakeTransport, bookmark, ev, pod, status, type Step } from '../watch/fake-transport.js';
@@ -93,7 +94,8 @@ type Call =
   | { kind: 'progress'; scope: string; resourceVersion: string }
   | { kind: 'relisting'; scope: string }
   | { kind: 'relisted'; scope: string; relist: Relist }
-  | { kind: 'error'; error: Error };
+  | { kind: 'error'; error: Error }
+  | { kind: 'outage'; report: OutageReport };
 
 type Recorded = Call & { at: number };
 
@@ -546,9 +548,11 @@ test('a resume point that expired before anything arrived is relisted without pa
     { resume: { resourceVersion: '5', objects: [pod('a', '5'), pod('b', '5')] } },
   );
   await run.until(() => run.of('relisted').length === 1);
+  // The outage's reports come before the watch event that shows them: its start before the
+  // failure, its heal before the relist's answer.
   assert.deepEqual(
     run.calls.map((c) => c.kind),
-    ['watching', 'synced', 'error', 'relisting', 'relisted'],
+    ['watching', 'synced', 'outage', 'error', 'relisting', 'outage', 'relisted'],
   );
   assert.deepEqual(run.changes(), [], 'the relist found a modified, c added and b gone: none is passed on');
   const [relisted] = run.of('relisted');

@@ -81,7 +81,7 @@ sinks: [{ name: out, type: stdout }]
   // Who made it, as the daemon's sinks get it.
   assert.match(
     (await page.textContent('#changes .change[data-type="MODIFIED"] .by')) ?? '',
-    /^by \S+ \(Update\) at \d\d:\d\d:\d\d: data\.mode$/,
+    /^by ops \(Update\) at \d\d:\d\d:\d\d: data\.mode$/,
   );
   await ok(plane.adminRequest('DELETE', `${api}/configmaps/web`));
   await rowGone(page, 'web');

@@ -5,7 +5,6 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ResolvedResource } from '../../../src/client/api-resource.js';
 import { parseRavenConfig } from '../../../src/raven/config/index.js';
 import type { PipelineEvent } from '../../../src/raven/model/pipeline-event.js';
 import { runWatcher, type WatcherSide } from '../../../src/raven/pipeline/run-watcher.js';
@@ -13,21 +12,7 @@ import { WatcherPipeline } from '../../../src/raven/pipeline/watcher-pipeline.js
 import { FakeClock } from '../../../src/testing/fake-clock.js';
 import { silentLogger } from '../../../src/util/logger.js';
 import type { WatchTransport } from '../../../src/watch/watcher.js';
-import { FakeTransport, bookmark, ev, pod, type Step } from '../watch/fake-transport.js';
-
-const PODS: ResolvedResource = {
-  group: '',
-  version: 'v1',
-  resource: 'pods',
-  singular: 'pod',
-  kind: 'Pod',
-  namespaced: true,
-  verbs: ['list', 'watch'],
-  shortNames: ['po'],
-  categories: [],
-  subresources: [],
-  preferred: true,
-};
+import { FakeTransport, PODS, bookmark, ev, pod, type Step } from '../watch/fake-transport.js';
 
 function pipeline(): WatcherPipeline {
   const config = parseRavenConfig(

@@ -23,21 +23,7 @@ import {
 import type { OutageReport } from '../../../src/watch/outage-tracker.js';
 import { FakeClock } from '../../../src/testing/fake-clock.js';
 import type { WatchTransport } from '../../../src/watch/watcher.js';
-import { FakeTransport, bookmark, ev, pod, status, type Step } from '../watch/fake-transport.js';
-
-const PODS: ResolvedResource = {
-  group: '',
-  version: 'v1',
-  resource: 'pods',
-  singular: 'pod',
-  kind: 'Pod',
-  namespaced: true,
-  verbs: ['list', 'watch'],
-  shortNames: ['po'],
-  categories: [],
-  subresources: [],
-  preferred: true,
-};
+import { FakeTransport, PODS, bookmark, ev, pod, status, type Step } from '../watch/fake-transport.js';
 
 const SECRETS: ResolvedResource = {
   ...PODS,

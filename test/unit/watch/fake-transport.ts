@@ -5,6 +5,7 @@
  */
 import { apiErrorFromResponse } from '../../../src/errors/api-error.js';
 import { TransportError } from '../../../src/errors/raven-error.js';
+import type { ResolvedResource } from '../../../src/client/api-resource.js';
 import type { WatchTransport } from '../../../src/watch/watcher.js';
 import type { Clock } from '../../../src/util/clock.js';
 
@@ -101,6 +102,21 @@ async function* chunks(
     });
   }
 }
+
+/** The core pods resource, as discovery resolves it: what the scripted pods are watched as. */
+export const PODS: ResolvedResource = {
+  group: '',
+  version: 'v1',
+  resource: 'pods',
+  singular: 'pod',
+  kind: 'Pod',
+  namespaced: true,
+  verbs: ['list', 'watch'],
+  shortNames: ['po'],
+  categories: [],
+  subresources: [],
+  preferred: true,
+};
 
 export function pod(name: string, rv: string, extra: Record<string, unknown> = {}): object {
   return {

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Agent } from 'undici';
 import { SinkDelivery } from '../../../../src/raven/delivery/sink-delivery.js';
+import { noopDeliveryMetrics } from '../../../../src/raven/metrics/delivery-metrics.js';
 import { WebhookSink } from '../../../../src/raven/sinks/webhook-sink.js';
 import { HttpReceiver } from '../../../harness/http-receiver.js';
 import { sampleEvent } from '../sinks/fixtures.js';
@@ -15,11 +16,13 @@ test('events wait while the receiver is down and arrive in per-object order once
   const receiver = await HttpReceiver.start();
   const dispatcher = new Agent();
   const delivered: string[] = [];
+  const failures: string[] = [];
   const d = new SinkDelivery(new WebhookSink({ name: 'hook', url: receiver.url('/in'), dispatcher }), {
     initialBackoffMs: 10,
     maxBackoffMs: 40,
     maxAttempts: 1_000,
     onDelivered: (e) => delivered.push(e.id),
+    metrics: { ...noopDeliveryMetrics, failed: (kind) => failures.push(kind) },
   });
   try {
     await receiver.down();
@@ -30,8 +33,17 @@ test('events wait while the receiver is down and arrive in per-object order once
         ids.push(event.id);
         d.enqueue(event);
       }
-    await delay(100);
-    assert.equal(delivered.length, 0);
+    // Tried and refused several times (a wait on that condition; the bound is a safety net only).
+    for (let waited = 0; failures.length < 3; waited += 10) {
+      assert.ok(waited < 120_000, `only ${failures.length} attempts failed in 120 s`);
+      await delay(10);
+    }
+    assert.equal(delivered.length, 0, 'nothing is delivered while the receiver refuses connections');
+    assert.equal(
+      receiver.requests.filter((r) => r.headers['x-raven-event-id'] !== undefined).length,
+      0,
+      'no request reached the receiver: each attempt was refused',
+    );
     receiver.reply({ status: 503 }, { status: 429, headers: { 'retry-after': '0' } });
     await receiver.up();
     const result = await d.close(10_000);

@@ -21,7 +21,9 @@ const root = resolve(import.meta.dirname, '..', '..');
  * How long a wait goes on before it fails with what it saw: a safety net for a stuck daemon, far
  * above the seconds a daemon needs to start or deliver on a loaded machine. No pass depends on it.
  */
-const GIVE_UP_MS = 120_000;
+import { GIVE_UP_MS, until } from '../harness/until.js';
+
+export { until };
 
 /** One line of the daemon's log (pino JSON): `msg`, `level` and whatever fields it carried. */
 export interface LogLine {
@@ -146,20 +148,6 @@ export async function runRaven(
   const raven = startRaven(args, options);
   const exit = await raven.exited;
   return { ...exit, stdout: raven.stdout.join('\n'), stderr: raven.stderr() };
-}
-
-/** Poll `pred` every 100 ms; fail with `what` and `show()` after `timeoutMs` (a safety net by default). */
-export async function until(
-  what: string,
-  pred: () => boolean | Promise<boolean>,
-  options: { timeoutMs?: number; show?: () => string } = {},
-): Promise<void> {
-  const deadline = Date.now() + (options.timeoutMs ?? GIVE_UP_MS);
-  for (;;) {
-    if (await pred()) return;
-    if (Date.now() >= deadline) assert.fail(`timed out waiting for: ${what}\n${options.show?.() ?? ''}`);
-    await delay(100);
-  }
 }
 
 /** A temporary directory removed after the test. */

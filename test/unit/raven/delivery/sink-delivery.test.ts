@@ -15,6 +15,7 @@ import { sleep } from '../../../../src/util/clock.js';
 import type { Logger } from '../../../../src/util/logger.js';
 import { sampleEvent } from '../sinks/fixtures.js';
 import { ScriptedSink } from './scripted-sink.js';
+import { until } from '../../../harness/until.js';
 
 let clock: FakeClock;
 let sink: ScriptedSink;
@@ -463,7 +464,7 @@ test('dead-letter records are JSON lines with the event, sink, attempts and last
     call.fail(new SinkError('POST https://hooks.example.com/… answered 400', { retryable: false }));
   d.enqueue(ev('a', 1));
   d.enqueue(ev('b', 1));
-  while (done < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+  await until('both events dead-lettered', () => done >= 2, { everyMs: 5 });
   const records = (await readFile(path, 'utf8'))
     .trim()
     .split('\n')

@@ -5,13 +5,13 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { setTimeout as delay } from 'node:timers/promises';
 import { SinkError } from '../../../../src/errors/raven-error.js';
 import { gapNotice } from '../../../../src/raven/model/gap-notice.js';
 import { RedisSink } from '../../../../src/raven/sinks/redis-sink.js';
 import { RedisServer } from '../../../harness/redis-server.js';
 import { sinkContract, type SinkUnderTest } from './sink-contract.js';
 import { sampleEvent } from './fixtures.js';
+import { until } from '../../../harness/until.js';
 
 let server: RedisServer;
 let streams = 0;
@@ -168,15 +168,15 @@ describe('redis sink', () => {
       });
       await server.up();
       // The client reconnects on its own; until it has, an append fails (retryable) like above.
-      for (;;) {
+      await until('an append after the reconnect', async () => {
         try {
           await sink.deliver(sampleEvent({ name: 'during' }), signal);
-          break;
+          return true;
         } catch (err) {
           assert.ok(err instanceof SinkError && err.retryable, String(err));
-          await delay(100);
+          return false;
         }
-      }
+      });
       assert.deepEqual(
         (await server.entries(stream)).map((e) => (JSON.parse(e.event ?? '{}') as { name: string }).name),
         ['before', 'during'],

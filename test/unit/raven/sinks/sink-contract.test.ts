@@ -19,9 +19,9 @@ import { sinkContract, type SinkUnderTest } from './sink-contract.js';
 import { SyslogSink, type SyslogSinkOptions } from '../../../../src/raven/sinks/syslog-sink.js';
 import { RsyslogServer } from '../../../harness/rsyslog.js';
 import { sampleEvent } from './fixtures.js';
-import { setTimeout as delay } from 'node:timers/promises';
 import { EmailSink, type EmailSinkOptions } from '../../../../src/raven/sinks/email-sink.js';
 import { EximServer } from '../../../harness/exim-server.js';
+import { until } from '../../../harness/until.js';
 
 const dispatcher = new Agent();
 after(() => dispatcher.close());
@@ -140,12 +140,18 @@ async function syslogSink(options: Partial<SyslogSinkOptions> = {}): Promise<Sin
     sink,
     received: async () => {
       await sink.deliver(sampleEvent({ name: marker }), new AbortController().signal);
-      for (;;) {
-        const all = (await rsyslog.messages()).slice(before);
-        const end = all.findIndex((m) => m.includes(marker));
-        if (end >= 0) return all.slice(0, end);
-        await delay(20);
-      }
+      let got: string[] = [];
+      await until(
+        `the marker through $rsyslog`,
+        async () => {
+          const all = (await rsyslog.messages()).slice(before);
+          const end = all.findIndex((m) => m.includes(marker));
+          got = all.slice(0, end);
+          return end >= 0;
+        },
+        { everyMs: 20 },
+      );
+      return got;
     },
     cleanup: () => Promise.resolve(),
   };
@@ -185,12 +191,18 @@ async function emailSink(options: Partial<EmailSinkOptions> = {}): Promise<SinkU
     sink,
     received: async () => {
       await sink.deliver(sampleEvent({ name: marker }), new AbortController().signal);
-      for (;;) {
-        const all = (await exim.messages()).slice(before);
-        const end = all.findIndex((m) => m.includes(marker));
-        if (end >= 0) return all.slice(0, end);
-        await delay(20);
-      }
+      let got: string[] = [];
+      await until(
+        `the marker through $exim`,
+        async () => {
+          const all = (await exim.messages()).slice(before);
+          const end = all.findIndex((m) => m.includes(marker));
+          got = all.slice(0, end);
+          return end >= 0;
+        },
+        { everyMs: 20 },
+      );
+      return got;
     },
     cleanup: () => Promise.resolve(),
   };

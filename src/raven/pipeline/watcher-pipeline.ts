@@ -303,8 +303,7 @@ export class WatcherPipeline {
     const tombstone = event.type === 'deleted' && event.tombstone;
     // An `added` starts a stretch in scope; a modification or a deletion is part of the kept one.
     const stretch = stretchOf(event.object);
-    const since =
-      event.type === 'added' ? event.object.metadata?.resourceVersion : this.#since.get(stretch);
+    const since = event.type === 'added' ? event.object.metadata?.resourceVersion : this.#since.get(stretch);
     const change = buildChangeEvent(context, {
       type: event.type,
       object: tombstone && own !== undefined ? own : redact(event.object, this.resource.resource),

@@ -17,6 +17,13 @@
  * - same resourceVersion: nothing;
  * - in the checkpoint, not in the cluster: `deleted`, a tombstone carrying the checkpointed state.
  *
+ * Every event says where its object's stretch in the watcher's scope started (`inScopeSince`): a
+ * tombstone, the checkpoint entry's, so its id is the one the live deletion of that stretch had
+ * (`eventId`), whichever state of the stretch the entry holds; an entry without one (written by an
+ * older Raven) names it by the checkpointed state, as before. For the objects listed now, the
+ * watcher's own record when given (`inScopeSince`, the pipeline's); otherwise an `added` starts a
+ * stretch at the listed object's resourceVersion and a `modified` keeps the entry's.
+ *
  * `current` must be redacted the way delivered objects are, or secrets would reach sinks and
  * every redacted field would show up in diffs.
  */
@@ -24,7 +31,7 @@ import type { KubeObject } from '../../client/kube-object.js';
 import { objectKey, type ObjectKey } from '../../client/object-key.js';
 import { eventId, type ChangeEvent, type ChangeType, type ResourceId } from '../model/change-event.js';
 import { diffObjects } from '../model/diff.js';
-import { compareKeys, type CheckpointEntry } from './checkpoint-store.js';
+import { compareKeys, type CheckpointEntry, type InScopeSince } from './checkpoint-store.js';
 
 export interface ChangesSinceOptions {
   watcher: string;
@@ -35,6 +42,8 @@ export interface ChangesSinceOptions {
   diffIgnore?: readonly string[];
   /** The time stamped on the events (ISO 8601). */
   now: () => string;
+  /** Where the watcher says a listed object's stretch in scope started (the pipeline's record). */
+  inScopeSince?: InScopeSince;
 }
 
 export interface CheckpointChanges {
@@ -67,9 +76,10 @@ export function changesSince(
   const event = (
     type: ChangeType,
     object: KubeObject,
+    since: string | undefined,
     extra: Partial<Pick<ChangeEvent, 'previous' | 'diff' | 'tombstone'>> = {},
   ): ChangeEvent => ({
-    id: eventId(options.watcher, type, object),
+    id: eventId(options.watcher, type, object, undefined, since),
     watcher: options.watcher,
     type,
     origin: options.origin,
@@ -83,7 +93,16 @@ export function changesSince(
     diff: extra.diff ?? [],
     tombstone: extra.tombstone ?? false,
     time: options.now(),
+    ...(since === undefined ? {} : { inScopeSince: since }),
   });
+  const gone = (entry: CheckpointEntry): ChangeEvent =>
+    event('deleted', entry.object, entry.since, { tombstone: true });
+  const listed = (now: KubeObject, was: CheckpointEntry | undefined): string | undefined =>
+    options.inScopeSince === undefined
+      ? was === undefined
+        ? now.metadata?.resourceVersion
+        : was.since
+      : options.inScopeSince(now);
 
   const changes: CheckpointChanges = { events: [], silentUpdates: [] };
   const keys = [...new Set([...before.keys(), ...after.keys()])].sort(compareKeys);
@@ -96,18 +115,17 @@ export function changesSince(
       incarnations.length > 1
         ? (incarnations.find((entry) => entry.uid === uid) ?? incarnations[0])
         : incarnations[0];
-    for (const other of incarnations)
-      if (other !== was) changes.events.push(event('deleted', other.object, { tombstone: true }));
+    for (const other of incarnations) if (other !== was) changes.events.push(gone(other));
     if (now === undefined) {
-      if (was !== undefined) changes.events.push(event('deleted', was.object, { tombstone: true }));
+      if (was !== undefined) changes.events.push(gone(was));
       continue;
     }
     if (was === undefined) {
-      changes.events.push(event('added', now));
+      changes.events.push(event('added', now, listed(now, undefined)));
       continue;
     }
     if (was.uid !== now.metadata?.uid) {
-      changes.events.push(event('deleted', was.object, { tombstone: true }), event('added', now));
+      changes.events.push(gone(was), event('added', now, listed(now, undefined)));
       continue;
     }
     if (was.resourceVersion === now.metadata?.resourceVersion) continue;
@@ -116,7 +134,7 @@ export function changesSince(
       now,
       options.diffIgnore === undefined ? {} : { ignore: options.diffIgnore },
     );
-    const modified = event('modified', now, { previous: was.object, diff });
+    const modified = event('modified', now, listed(now, was), { previous: was.object, diff });
     (diff.length === 0 ? changes.silentUpdates : changes.events).push(modified);
   }
   return changes;

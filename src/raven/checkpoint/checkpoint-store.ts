@@ -33,7 +33,16 @@ export interface CheckpointEntry {
   resourceVersion: string | undefined;
   /** The delivered object, redacted as it was delivered. */
   object: KubeObject;
+  /**
+   * The resourceVersion at which this incarnation entered the watcher's scope, as the delivered
+   * event said (`inScopeSince`): a tombstone for the entry is named by it (`eventId`). Undefined
+   * when the event had none, and for entries written by an older Raven.
+   */
+  since?: string | undefined;
 }
+
+/** Where the watcher says an object's stretch in scope started (`ChangeEvent.inScopeSince`). */
+export type InScopeSince = (object: KubeObject) => string | undefined;
 
 /** A deletion a sink confirmed: kept until the watcher's confirmed resourceVersion passes it. */
 export interface CheckpointTombstone {
@@ -69,10 +78,10 @@ export interface CheckpointStore {
   recordDelivered(event: ChangeEvent, sink: string): void;
   /**
    * Record `objects` as delivered without delivering them, replacing whatever `sink` had for
-   * `watcher`, tombstones included (the first run with `initial: none`). Written at once, not
-   * buffered.
+   * `watcher`, tombstones included (the first run with `initial: none`); `since` says where each
+   * one's stretch in scope started. Written at once, not buffered.
    */
-  recordBaseline(watcher: string, sink: string, objects: Iterable<KubeObject>): void;
+  recordBaseline(watcher: string, sink: string, objects: Iterable<KubeObject>, since?: InScopeSince): void;
   /** What `sink` last confirmed for `watcher`, in key order (deleted objects not included). */
   entries(watcher: string, sink: string): Iterable<CheckpointEntry>;
   /** The deletions `sink` confirmed for `watcher` that are newer than its confirmed resourceVersion. */
@@ -124,16 +133,18 @@ export function entryFromEvent(event: ChangeEvent): CheckpointEntry {
     uid: event.uid,
     resourceVersion: event.resourceVersion,
     object: event.object,
+    since: event.inScopeSince,
   };
 }
 
-/** The entry for an object recorded as a baseline. */
-export function entryFromObject(object: KubeObject): CheckpointEntry {
+/** The entry for an object recorded as a baseline, its stretch in scope started at `since`. */
+export function entryFromObject(object: KubeObject, since?: string): CheckpointEntry {
   return {
     key: objectKey(object),
     uid: object.metadata?.uid,
     resourceVersion: object.metadata?.resourceVersion,
     object,
+    since,
   };
 }
 

@@ -18,6 +18,7 @@ import {
   type CheckpointTombstone,
   type ConfirmedState,
   type ConfirmedVersion,
+  type InScopeSince,
 } from './checkpoint-store.js';
 
 interface SharedState {
@@ -26,8 +27,9 @@ interface SharedState {
 }
 
 const pairId = (watcher: string, sink: string): string => JSON.stringify([watcher, sink]);
+/** A state with where its stretch in scope started: two sinks that disagree keep their own. */
 const stateId = (watcher: string, entry: CheckpointEntry): string =>
-  JSON.stringify([watcher, entry.key, entry.uid ?? '', entry.resourceVersion ?? '']);
+  JSON.stringify([watcher, entry.key, entry.uid ?? '', entry.resourceVersion ?? '', entry.since ?? '']);
 
 /**
  * @example
@@ -61,10 +63,10 @@ export class MemoryCheckpointStore implements CheckpointStore {
     this.#put(event.watcher, entries, entry);
   }
 
-  recordBaseline(watcher: string, sink: string, objects: Iterable<KubeObject>): void {
+  recordBaseline(watcher: string, sink: string, objects: Iterable<KubeObject>, since?: InScopeSince): void {
     this.#assertOpen();
     const entries = this.#pair(watcher, sink);
-    const next = [...objects].map(entryFromObject);
+    const next = [...objects].map((object) => entryFromObject(object, since?.(object)));
     for (const id of entries.values()) this.#release(id);
     entries.clear();
     this.#tombstonesOf(watcher, sink).clear();

@@ -34,6 +34,7 @@ import {
   type CheckpointTombstone,
   type ConfirmedState,
   type ConfirmedVersion,
+  type InScopeSince,
 } from './checkpoint-store.js';
 import { MemoryCheckpointStore } from './memory-checkpoint-store.js';
 import { PendingWrites } from './pending-writes.js';
@@ -239,12 +240,13 @@ export class PostgresCheckpointStore implements CheckpointStore {
     this.#schedule();
   }
 
-  recordBaseline(watcher: string, sink: string, objects: Iterable<KubeObject>): void {
-    const entries = [...objects].map(entryFromObject);
+  recordBaseline(watcher: string, sink: string, objects: Iterable<KubeObject>, since?: InScopeSince): void {
+    const entries = [...objects].map((object) => entryFromObject(object, since?.(object)));
     this.#view.recordBaseline(
       watcher,
       sink,
       entries.map((e) => e.object),
+      since,
     );
     this.#pending.baseline(watcher, sink, entries);
     this.#sendNow();
@@ -558,8 +560,9 @@ async function load(client: pg.ClientBase, s: string, view: MemoryCheckpointStor
     uid: string;
     resource_version: string;
     object: string;
+    since: string | null;
   }>(
-    `SELECT d.watcher, d.sink, d.key, st.uid, st.resource_version, st.object
+    `SELECT d.watcher, d.sink, d.key, st.uid, st.resource_version, st.object, d.since
        FROM ${s}.delivered d JOIN ${s}.states st ON st.id = d.state`,
   );
   for (const row of delivered.rows) {
@@ -568,6 +571,7 @@ async function load(client: pg.ClientBase, s: string, view: MemoryCheckpointStor
       uid: orUndefined(row.uid),
       resourceVersion: orUndefined(row.resource_version),
       object: JSON.parse(row.object) as KubeObject,
+      since: row.since ?? undefined,
     });
   }
   const tombstones = await client.query<{

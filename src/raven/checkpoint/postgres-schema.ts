@@ -12,12 +12,16 @@ import type pg from 'pg';
 import { CheckpointError } from './checkpoint-error.js';
 
 /** Bump when the tables change, and add the step from the previous version to `MIGRATIONS`. */
-export const PG_SCHEMA_VERSION = 1;
+export const PG_SCHEMA_VERSION = 2;
 
 /** A schema name Raven creates: plain lower-case, so it never needs escaping beyond quotes. */
 export const PG_SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
-/** The statements that create version 1; `s` is the quoted schema name. */
+/**
+ * The statements that create the current version; `s` is the quoted schema name. `delivered.since`
+ * (version 2): the resourceVersion at which the entry's incarnation entered the watcher's scope,
+ * NULL when unknown (rows written before version 2).
+ */
 function tables(s: string): string {
   return `
 CREATE TABLE ${s}.meta (name text PRIMARY KEY, value text NOT NULL);
@@ -42,6 +46,7 @@ CREATE TABLE ${s}.delivered (
   sink text NOT NULL,
   key text NOT NULL,
   state bigint NOT NULL REFERENCES ${s}.states (id),
+  since text,
   PRIMARY KEY (watcher, sink, key)
 );
 CREATE INDEX delivered_by_state ON ${s}.delivered (state);
@@ -63,6 +68,12 @@ CREATE TABLE ${s}.watchers (
 INSERT INTO ${s}.meta (name, value) VALUES ('schema_version', '${PG_SCHEMA_VERSION}');
 `;
 }
+
+/** Steps from version i+1 to i+2; `s` is the quoted schema name. */
+const MIGRATIONS: readonly ((s: string) => string)[] = [
+  // 1 → 2: where each entry's stretch in scope started, which names its deletion (NULL: unknown).
+  (s) => `ALTER TABLE ${s}.delivered ADD COLUMN since text`,
+];
 
 export const quoteSchema = (schema: string): string => `"${schema}"`;
 
@@ -103,6 +114,11 @@ export async function preparePostgresSchema(client: pg.ClientBase, schema: strin
           `PostgreSQL schema ${schema} holds checkpoint schema version ${version}, written by a newer Raven; this Raven knows versions up to ${PG_SCHEMA_VERSION}. Run the newer Raven, or use another schema to start with no checkpoint.`,
           { path: where },
         );
+      }
+      // Under the advisory lock, in this transaction: replicas starting together migrate once.
+      for (let v = version; v < PG_SCHEMA_VERSION; v++) {
+        await client.query(MIGRATIONS[v - 1]?.(s) ?? '');
+        await client.query(`UPDATE ${s}.meta SET value = $1 WHERE name = 'schema_version'`, [String(v + 1)]);
       }
     }
     await client.query('COMMIT');

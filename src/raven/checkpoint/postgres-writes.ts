@@ -47,9 +47,11 @@ interface Columns {
   uid: string[];
   rv: string[];
   object: string[];
+  /** Where the entry's stretch in scope started, `''` when unknown (stored as NULL). */
+  since: string[];
 }
 
-const columns = (): Columns => ({ watcher: [], sink: [], key: [], uid: [], rv: [], object: [] });
+const columns = (): Columns => ({ watcher: [], sink: [], key: [], uid: [], rv: [], object: [], since: [] });
 
 /** The statements of one write transaction. */
 export interface WriteStatements {
@@ -84,7 +86,10 @@ export function writeStatements(s: string, batch: PendingWrites): WriteStatement
       into.key.push(key);
       into.uid.push(what.uid ?? '');
       into.rv.push(what.resourceVersion ?? '');
-      if ('entry' in write) into.object.push(JSON.stringify(write.entry.object));
+      if ('entry' in write) {
+        into.object.push(JSON.stringify(write.entry.object));
+        into.since.push(write.entry.since ?? '');
+      }
     }
   }
   const pairsOf = (p: typeof marked): string =>
@@ -166,11 +171,13 @@ function entryStatements(s: string, puts: Columns): string[] {
        FROM unnest(${textArray(puts.watcher)}, ${textArray(puts.key)}, ${textArray(puts.uid)},
          ${textArray(puts.rv)}, ${textArray(puts.object)}) AS u(watcher, key, uid, rv, object)
      ON CONFLICT DO NOTHING`,
-    `INSERT INTO ${s}.delivered (watcher, sink, key, state)
-     SELECT u.watcher, u.sink, u.key, st.id FROM ${rows} AS u(watcher, sink, key, uid, rv)
+    `INSERT INTO ${s}.delivered (watcher, sink, key, state, since)
+     SELECT u.watcher, u.sink, u.key, st.id, NULLIF(u.since, '')
+       FROM unnest(${textArray(puts.watcher)}, ${textArray(puts.sink)}, ${textArray(puts.key)},
+         ${textArray(puts.uid)}, ${textArray(puts.rv)}, ${textArray(puts.since)}) AS u(watcher, sink, key, uid, rv, since)
        JOIN ${s}.states st
          ON st.watcher = u.watcher AND st.key = u.key AND st.uid = u.uid AND st.resource_version = u.rv
-     ON CONFLICT (watcher, sink, key) DO UPDATE SET state = EXCLUDED.state`,
+     ON CONFLICT (watcher, sink, key) DO UPDATE SET state = EXCLUDED.state, since = EXCLUDED.since`,
     `DELETE FROM ${s}.tombstones t USING ${rows} AS u(watcher, sink, key, uid, rv)
       WHERE t.watcher = u.watcher AND t.sink = u.sink AND t.key = u.key`,
   ];

@@ -28,6 +28,7 @@ import {
   type CheckpointTombstone,
   type ConfirmedState,
   type ConfirmedVersion,
+  type InScopeSince,
 } from './checkpoint-store.js';
 
 export interface ShardParts {
@@ -106,11 +107,12 @@ export class ShardedCheckpoints implements CheckpointStore {
     this.#store.recordDelivered({ ...event, watcher: this.#partOfEvent(event) }, sink);
   }
 
-  recordBaseline(watcher: string, sink: string, objects: Iterable<KubeObject>): void {
+  recordBaseline(watcher: string, sink: string, objects: Iterable<KubeObject>, since?: InScopeSince): void {
     const byPart = new Map<number, KubeObject[]>(this.#owned.map((part) => [part, []]));
     for (const object of objects)
       byPart.get(this.partOf(object.metadata?.uid, object.metadata?.namespace))?.push(object);
-    for (const [part, inPart] of byPart) this.#store.recordBaseline(partName(watcher, part), sink, inPart);
+    for (const [part, inPart] of byPart)
+      this.#store.recordBaseline(partName(watcher, part), sink, inPart, since);
   }
 
   entries(watcher: string, sink: string): CheckpointEntry[] {

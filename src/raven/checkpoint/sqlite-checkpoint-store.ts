@@ -32,6 +32,7 @@ import {
   type CheckpointTombstone,
   type ConfirmedState,
   type ConfirmedVersion,
+  type InScopeSince,
 } from './checkpoint-store.js';
 import { FileLock, type FileLockOptions } from './file-lock.js';
 import { openCheckpointDatabase } from './sqlite-schema.js';
@@ -171,9 +172,9 @@ export class SqliteCheckpointStore implements CheckpointStore {
     });
   }
 
-  recordBaseline(watcher: string, sink: string, objects: Iterable<KubeObject>): void {
+  recordBaseline(watcher: string, sink: string, objects: Iterable<KubeObject>, since?: InScopeSince): void {
     this.#assertOpen();
-    const entries = [...objects].map(entryFromObject);
+    const entries = [...objects].map((object) => entryFromObject(object, since?.(object)));
     this.#flushNow();
     this.#transaction(() => {
       this.#db.run('INSERT OR IGNORE INTO checkpoints (watcher, sink) VALUES (?, ?)', [watcher, sink]);
@@ -195,11 +196,11 @@ export class SqliteCheckpointStore implements CheckpointStore {
   entries(watcher: string, sink: string): CheckpointEntry[] {
     this.#assertOpen();
     const rows = this.#db.all(
-      `SELECT d.key, s.uid, s.resource_version, s.object
+      `SELECT d.key, s.uid, s.resource_version, s.object, d.since
          FROM delivered d JOIN states s ON s.id = d.state
         WHERE d.watcher = ? AND d.sink = ?`,
       [watcher, sink],
-    ) as unknown as StateRow[];
+    ) as unknown as (StateRow & { since: string | null })[];
     const merged = new Map<ObjectKey, CheckpointEntry>();
     for (const row of rows) {
       merged.set(toObjectKey(row.key), {
@@ -207,6 +208,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
         uid: row.uid === '' ? undefined : row.uid,
         resourceVersion: row.resource_version === '' ? undefined : row.resource_version,
         object: JSON.parse(row.object) as KubeObject,
+        since: row.since ?? undefined,
       });
     }
     for (const [key, write] of this.#pending.get(pairId(watcher, sink))?.writes ?? []) {

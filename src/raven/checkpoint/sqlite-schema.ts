@@ -12,13 +12,15 @@ import sqlite from 'node-sqlite3-wasm';
 import { CheckpointError } from './checkpoint-error.js';
 
 /** Bump when the schema changes, and add the step from the previous version to `MIGRATIONS`. */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 /**
  * - `checkpoints`: which (watcher, sink) pairs have one at all ("ran and saw nothing" is a row here);
  * - `states`: each distinct delivered object state once, as redacted JSON (`''` for a missing uid
  *   or resourceVersion, as UNIQUE treats NULLs as all different);
- * - `delivered`: per (watcher, sink, key), the state that sink last confirmed;
+ * - `delivered`: per (watcher, sink, key), the state that sink last confirmed, and (version 3)
+ *   `since`, the resourceVersion at which the incarnation entered the watcher's scope (NULL when
+ *   unknown: rows written before version 3);
  * - `tombstones` (version 2): per (watcher, sink, key), a deletion that sink confirmed, kept until
  *   the watcher's confirmed resourceVersion reaches it;
  * - `watchers` (version 2): per watcher, the resourceVersion up to which every sink confirmed
@@ -63,6 +65,7 @@ CREATE TABLE delivered (
   sink TEXT NOT NULL,
   key TEXT NOT NULL,
   state INTEGER NOT NULL REFERENCES states (id),
+  since TEXT,
   PRIMARY KEY (watcher, sink, key)
 ) WITHOUT ROWID;
 CREATE INDEX delivered_by_state ON delivered (state);
@@ -72,6 +75,8 @@ ${RESUME_TABLES}`;
 const MIGRATIONS: readonly string[] = [
   // 1 → 2: where to resume the watch, and the deletions that tell replayed changes apart.
   RESUME_TABLES,
+  // 2 → 3: where each entry's stretch in scope started, which names its deletion (NULL: unknown).
+  'ALTER TABLE delivered ADD COLUMN since TEXT',
 ];
 
 function unreadable(path: string, what: string, cause: unknown): CheckpointError {

@@ -35,7 +35,7 @@ export class StateWriter {
       return statement;
     };
     this.#markCheckpoint = prepare('INSERT OR IGNORE INTO checkpoints (watcher, sink) VALUES (?, ?)');
-    this.#current = prepare('SELECT state FROM delivered WHERE watcher = ? AND sink = ? AND key = ?');
+    this.#current = prepare('SELECT state, since FROM delivered WHERE watcher = ? AND sink = ? AND key = ?');
     // The object arrives as UTF-8 bytes and is stored as the same TEXT as before: the WebAssembly
     // binding copies bytes into its memory in one call, where a string is measured and encoded
     // character by character in JavaScript, which cost more than the rest of a flush.
@@ -46,8 +46,8 @@ export class StateWriter {
       'SELECT id FROM states WHERE watcher = ? AND key = ? AND uid = ? AND resource_version = ?',
     );
     this.#upsert = prepare(
-      `INSERT INTO delivered (watcher, sink, key, state) VALUES (?, ?, ?, ?)
-       ON CONFLICT (watcher, sink, key) DO UPDATE SET state = excluded.state`,
+      `INSERT INTO delivered (watcher, sink, key, state, since) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (watcher, sink, key) DO UPDATE SET state = excluded.state, since = excluded.since`,
     );
     this.#delete = prepare('DELETE FROM delivered WHERE watcher = ? AND sink = ? AND key = ?');
     this.#dropIfUnused = prepare(
@@ -83,12 +83,14 @@ export class StateWriter {
             .lastInsertRowid
         : existing.id,
     );
-    const previous = this.#currentState(watcher, sink, entry.key);
+    const current = this.#current.get([watcher, sink, entry.key]);
+    const previous = current === null ? undefined : Number(current.state);
     // A key has an entry or a tombstone, never both: only a key without an entry may have one.
     if (previous === undefined) this.#dropTombstone.run([watcher, sink, entry.key]);
-    if (previous === id) return;
-    this.#upsert.run([watcher, sink, entry.key, id]);
-    if (previous !== undefined) this.#released.add(previous);
+    const since = entry.since ?? null;
+    if (previous === id && (current?.since ?? null) === since) return;
+    this.#upsert.run([watcher, sink, entry.key, id, since]);
+    if (previous !== undefined && previous !== id) this.#released.add(previous);
   }
 
   /** Forget the key's entry and keep its deletion as a tombstone. */

@@ -23,6 +23,7 @@
 import type { KubeObject } from '../../client/kube-object.js';
 import { objectKey, parseObjectKey, type ObjectKey } from '../../client/object-key.js';
 import type { CheckpointStore } from '../checkpoint/checkpoint-store.js';
+import type { KnownStretches } from '../model/pipeline-event.js';
 import type { ResourceId } from '../model/change-event.js';
 import type { WatcherConfig } from '../config/watcher-schema.js';
 import { compareResourceVersions } from '../model/resource-version.js';
@@ -123,6 +124,31 @@ export function resumeObjects(
     replayedUpTo: versions.ordered ? versions.newest : undefined,
     ordered: versions.ordered,
   };
+}
+
+/**
+ * Where `sinks`' checkpoints say each incarnation's stretch in the watcher's scope started
+ * (`CheckpointEntry.since`), by uid (by key for an object without one), for the pipeline to name
+ * deletions as tombstones made from these entries would be named. Sinks that disagree (one fell
+ * behind while the object left the scope and came back) give the newest stretch, the one the
+ * object is in now; an entry without one (an older Raven's) counts only when no sink knows it.
+ * A sharded replica's store gives the entries of every part it owns, so a replica that takes a part
+ * over names its deletions as its last owner did.
+ */
+export function knownStretches(
+  checkpoints: CheckpointStore,
+  watcher: string,
+  sinks: readonly string[],
+): KnownStretches {
+  const known = new Map<string, string | undefined>();
+  for (const sink of sinks)
+    for (const entry of checkpoints.entries(watcher, sink)) {
+      const id = entry.uid ?? entry.key;
+      const since = known.get(id);
+      if (!known.has(id) || since === undefined || compareResourceVersions(entry.since, since) === 1)
+        known.set(id, entry.since ?? since);
+    }
+  return known;
 }
 
 /** One incarnation of the object at `key`. */

@@ -26,6 +26,8 @@ export interface Watched {
   readonly resource: ResourceId;
   /** A change as the router and sinks see it (an events watcher adds its occurrence). */
   decorate?(event: ChangeEvent): ChangeEvent;
+  /** Where the stretch in scope of the object kept for `object` started (names its deletion). */
+  inScopeSince?(object: KubeObject): string | undefined;
 }
 
 export interface CatchUpContext {
@@ -57,6 +59,9 @@ export function catchUpEvents(
     origin,
     diffIgnore: ctx.diffIgnore,
     now: ctx.now,
+    ...(pipeline.inScopeSince === undefined
+      ? {}
+      : { inScopeSince: (object: KubeObject) => pipeline.inScopeSince?.(object) }),
   });
   const decorate = (record: ChangeEvent): ChangeEvent => pipeline.decorate?.(record) ?? record;
   return [
@@ -91,12 +96,19 @@ export function startUpEvents(
     return objects.map((object) => {
       const event = buildChangeEvent(
         { watcher, resource: pipeline.resource, time: ctx.now() },
-        { type: 'added', object, origin: 'restart' },
+        { type: 'added', object, origin: 'restart', since: sinceOf(pipeline, object) },
       );
       const record = pipeline.decorate?.(event) ?? event;
       return { record, verdict: ctx.router.verdict(record, sink) };
     });
   }
-  ctx.checkpoints.recordBaseline(watcher, sink, objects);
+  ctx.checkpoints.recordBaseline(watcher, sink, objects, (object) => sinceOf(pipeline, object));
   return [];
+}
+
+/** The pipeline's stretch for `object`, or (a pipeline that keeps none) its resourceVersion. */
+function sinceOf(pipeline: Watched, object: KubeObject): string | undefined {
+  return pipeline.inScopeSince === undefined
+    ? object.metadata?.resourceVersion
+    : pipeline.inScopeSince(object);
 }

@@ -29,10 +29,10 @@ import type { RoutedRecord, Settlement, SinkDelivery } from './sink-delivery.js'
 import { gapNotice, type GapReason, type SinkRecord } from '../model/gap-notice.js';
 import type { RavenMetrics } from '../metrics/metrics.js';
 import { compareResourceVersions } from '../model/resource-version.js';
-import { resumeObjects, watchScope } from './resume-point.js';
+import { knownStretches, resumeObjects, watchScope } from './resume-point.js';
 import type { Router } from '../routing/router.js';
 import { catchUpEvents, startUpEvents, type CatchUpContext, type Watched } from './sink-catch-up.js';
-import type { PipelineEvent, Relist, ResumeFrom } from '../model/pipeline-event.js';
+import type { KnownStretches, PipelineEvent, Relist, ResumeFrom } from '../model/pipeline-event.js';
 
 /** What WatcherSinks reads from the watcher's pipeline (`pipeline/watcher-pipeline.ts`). */
 export interface WatchedObjects extends Watched {
@@ -92,6 +92,7 @@ export class WatcherSinks {
   /** Sinks with a checkpoint but nothing to resume from: their start-up is a gap. */
   #noResumePoint: { sinks: string[]; why: string; to: string | undefined } | undefined;
   readonly #startUpHolds: Mark[] = [];
+  #known: KnownStretches = new Map();
 
   constructor(ctx: WatcherSinksContext, pipeline: WatchedObjects) {
     this.#ctx = ctx;
@@ -110,6 +111,7 @@ export class WatcherSinks {
     const { checkpoints } = this.#ctx;
     const confirmed = checkpoints.confirmedVersion(this.#name);
     const withCheckpoint = this.#sinks.filter((sink) => checkpoints.hasCheckpoint(this.#name, sink));
+    this.#known = knownStretches(checkpoints, this.#name, withCheckpoint);
     // The resume point holds for the sinks routed when it was recorded; another sink's checkpoint
     // may be older (it was routed from this watcher before, not since) and needs a comparison.
     const covered = withCheckpoint.filter((sink) => confirmed?.sinks.includes(sink) === true);
@@ -156,6 +158,14 @@ export class WatcherSinks {
       };
     }
     return undefined;
+  }
+
+  /**
+   * After {@link WatcherSinks.start}: where the sinks' checkpoints say each incarnation's stretch in
+   * scope started, for the pipeline to take when it resumes with an object or lists it.
+   */
+  stretches(): KnownStretches {
+    return this.#known;
   }
 
   /** One event of the watcher's pipeline, in the order the pipeline yields them. */

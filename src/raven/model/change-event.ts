@@ -41,7 +41,7 @@ export type ChangeType = 'added' | 'modified' | 'deleted';
 export type ChangeOrigin = 'live' | 'relist' | 'restart' | 'resync';
 
 export interface ChangeEvent {
-  /** Stable identity for deduplication: watcher, uid, resourceVersion and type. */
+  /** Stable identity for deduplication: watcher, uid, resourceVersion and type (see {@link eventId}). */
   id: string;
   /** The name of the watcher in the config. */
   watcher: string;
@@ -71,6 +71,14 @@ export interface ChangeEvent {
   time: string;
   /** From an events watcher: the Kubernetes Event read as an occurrence (`docs/events.md`). */
   occurrence?: EventOccurrence;
+  /**
+   * The resourceVersion at which this incarnation entered the watcher's scope (its `added`: its
+   * creation, or its move into a label or field selector): the stretch in scope the event is part
+   * of, and what names a deletion ({@link eventId}). Kept with each checkpoint entry. Absent when
+   * unknown: a checkpoint entry written by an older Raven (SQLite schema before version 3,
+   * PostgreSQL before 2) kept none.
+   */
+  inScopeSince?: string;
 }
 
 /** `namespace/name` or `name`: the per-object ordering key. */
@@ -80,17 +88,30 @@ export function eventObjectKey(event: Pick<ChangeEvent, 'namespace' | 'name'>): 
 
 /**
  * The deduplication id of an event: `watcher:uid:resourceVersion:type`, the same on every copy of
- * one change. A deletion is named by the last state it ends (`ends`: the state kept before a live
- * deletion), not by its own resourceVersion: a deletion found by comparing a list with a
- * checkpoint (a tombstone) knows only the last state the sink confirmed, and that is the state
- * the live deletion ended, since an object's changes reach a sink in order. So a live deletion
- * the receiver got but Raven never saw confirmed (its answer lost, then a crash and an expired
- * resume point) is delivered again as a tombstone under the same id. An incarnation leaves a
- * watcher's scope once per stretch in it, each ending a state of its own: the ids stay distinct.
+ * one change. A deletion is named by the stretch in scope it ends: `watcher:uid:since:deleted`,
+ * `since` being the resourceVersion at which the incarnation entered the watcher's scope (its
+ * `added`; `inScopeSince`). A deletion found by comparing a list with a checkpoint (a tombstone)
+ * knows the stretch from the checkpoint entry, whatever state of the stretch the entry holds: so a
+ * live deletion the receiver got but Raven never saw confirmed (its answer lost, then a crash and
+ * an expired resume point) is delivered again as a tombstone under the same id, even when the
+ * record of the last modifications before it was lost too. An incarnation that leaves a selector's
+ * scope and comes back is in a new stretch, each ending with a deletion of its own id.
+ *
+ * When `since` is unknown (a checkpoint entry written by an older Raven) a deletion is named as it
+ * was before, by the last state it ends (`ends`: the state kept before a live deletion, or the
+ * tombstone's checkpointed state), and a live deletion with nothing kept by its own resourceVersion.
  */
-export function eventId(watcher: string, type: ChangeType, object: KubeObject, ends?: KubeObject): string {
+export function eventId(
+  watcher: string,
+  type: ChangeType,
+  object: KubeObject,
+  ends?: KubeObject,
+  since?: string,
+): string {
   const m = object.metadata;
   const resourceVersion =
-    (type === 'deleted' ? ends?.metadata : undefined)?.resourceVersion ?? m?.resourceVersion;
+    type === 'deleted'
+      ? (since ?? ends?.metadata?.resourceVersion ?? m?.resourceVersion)
+      : m?.resourceVersion;
   return `${watcher}:${m?.uid ?? `${m?.namespace ?? ''}/${m?.name ?? ''}`}:${resourceVersion ?? ''}:${type}`;
 }

@@ -54,3 +54,11 @@ export interface ResumeFrom {
   resourceVersion: string;
   objects: readonly KubeObject[];
 }
+
+/**
+ * Where each incarnation's stretch in the watcher's scope started, as the checkpoint recorded it
+ * (`CheckpointEntry.since`), by uid; undefined for an incarnation recorded without one (by an
+ * older Raven). A pipeline takes an object's stretch from here when it resumes with it or lists
+ * it, so that it names a deletion (`eventId`) as a tombstone made from the checkpoint would.
+ */
+export type KnownStretches = ReadonlyMap<string, string | undefined>;

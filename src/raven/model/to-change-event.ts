@@ -33,6 +33,8 @@ export interface Change {
   previous?: KubeObject | undefined;
   /** For a live `deleted`: the state it ends (the one kept before it), which names it (`eventId`). */
   ends?: KubeObject | undefined;
+  /** The resourceVersion at which the incarnation entered the watcher's scope, if known (`eventId`). */
+  since?: string | undefined;
   tombstone?: boolean;
   origin: ChangeOrigin;
   /** For `modified`: the managedFields entries that changed (the watcher's `managers`), if known. */
@@ -58,7 +60,7 @@ export function buildChangeEvent(context: ChangeContext, change: Change): Change
       ? diffObjects(previous, object, { ignore: context.diffIgnore })
       : [];
   return {
-    id: eventId(context.watcher, change.type, object, change.ends),
+    id: eventId(context.watcher, change.type, object, change.ends, change.since),
     watcher: context.watcher,
     type: change.type,
     origin: change.origin,
@@ -75,6 +77,7 @@ export function buildChangeEvent(context: ChangeContext, change: Change): Change
       : {}),
     tombstone: change.tombstone ?? false,
     time: context.time,
+    ...(change.since === undefined ? {} : { inScopeSince: change.since }),
   };
 }
 

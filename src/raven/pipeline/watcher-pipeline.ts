@@ -15,6 +15,13 @@
  * kept, announces them at once, and the apiserver replays every change since. If a scope's
  * resourceVersion has expired before it delivered anything, the relist's results are not passed
  * on as changes: `relisted` says `atResumePoint`, and the daemon compares checkpoints instead.
+ *
+ * Beside each object it keeps where the object's stretch in the watcher's scope started (its
+ * `inScopeSince`): the resourceVersion of its `added` (a creation, a move into a selector, or
+ * found by a relist), kept through its modifications, ended by its deletion, which it names
+ * (`eventId`). An object resumed with, or listed at the start, takes it from the checkpoint
+ * (`KnownStretches`), so a deletion has the id a tombstone made from the checkpoint would have;
+ * listed and unknown to the checkpoint, its stretch starts at its listed resourceVersion.
  */
 import type { ResolvedResource } from '../../client/api-resource.js';
 import type { KubeObject } from '../../client/kube-object.js';
@@ -29,7 +36,7 @@ import type { WatcherEvent, WatcherStatus } from '../../watch/watcher-events.js'
 import type { Clock } from '../../util/clock.js';
 import type { Logger } from '../../util/logger.js';
 import type { ChangeEvent, ResourceId } from '../model/change-event.js';
-import type { PipelineEvent, Relist, ResumeFrom } from '../model/pipeline-event.js';
+import type { KnownStretches, PipelineEvent, Relist, ResumeFrom } from '../model/pipeline-event.js';
 import type { EventFeed } from '../events/event-feed.js';
 import type { WatcherConfig } from '../config/watcher-schema.js';
 import { watcherChangeChannel } from '../model/diagnostics.js';
@@ -37,7 +44,7 @@ import { redact } from '../model/redact.js';
 import { compareResourceVersions } from '../model/resource-version.js';
 import { buildChangeEvent } from '../model/to-change-event.js';
 
-export type { PipelineEvent, Relist, ResumeFrom };
+export type { KnownStretches, PipelineEvent, Relist, ResumeFrom };
 
 /** How the pipeline watches: the transport and the injected clock, logger and randomness. */
 export interface PipelineRunOptions {
@@ -76,6 +83,11 @@ export class WatcherPipeline {
   readonly #objects = new MemoryStore<KubeObject>({ freeze: 'never' });
   /** Incarnations other than the one kept for their name, by uid (see {@link WatcherPipeline.#keep}). */
   readonly #older = new Map<string, KubeObject>();
+  /**
+   * Per incarnation kept (by {@link stretchOf}), the resourceVersion at which it entered the
+   * watcher's scope; undefined when unknown (a checkpoint entry written by an older Raven).
+   */
+  readonly #since = new Map<string, string | undefined>();
   #watcher: ScopedWatcher | undefined;
   #synced = false;
 
@@ -119,11 +131,21 @@ export class WatcherPipeline {
     return this.#objects.get(makeObjectKey(name, namespace)) as KubeObject | undefined;
   }
 
+  /** Where the stretch in scope of the incarnation kept for `object` started, if known. */
+  inScopeSince(object: KubeObject): string | undefined {
+    return this.#since.get(stretchOf(object));
+  }
+
   /**
    * Watch until `signal` aborts, yielding what happens as one stream of events (see
    * {@link PipelineEvent}). Pulled: the next watch event is read once the consumer took this one.
+   * `known`: where the checkpoint says incarnations' stretches in scope started.
    */
-  async *events(options: PipelineRunOptions, resume?: ResumeFrom): AsyncGenerator<PipelineEvent> {
+  async *events(
+    options: PipelineRunOptions,
+    resume?: ResumeFrom,
+    known: KnownStretches = new Map(),
+  ): AsyncGenerator<PipelineEvent> {
     const c = this.config;
     // Outage reports (a start, every 30 s, a heal) come from the watch's tracker as it observes
     // the watch's events or its timer; each is passed on before the next watch event. A start or
@@ -169,7 +191,10 @@ export class WatcherPipeline {
     }
     yield { type: 'watching', scopes: [...scopes.keys()] };
     if (resume !== undefined) {
-      for (const object of resume.objects) this.#keep(object);
+      for (const object of resume.objects) {
+        this.#since.set(stretchOf(object), known.get(stretchOf(object)));
+        this.#keep(object);
+      }
       this.#synced = true;
       yield { type: 'synced', objects: this.objects(), resumed: true };
     }
@@ -191,7 +216,13 @@ export class WatcherPipeline {
           }
           break;
         case 'initial': {
-          this.#objects.add(redact(event.object, this.resource.resource));
+          const object = redact(event.object, this.resource.resource);
+          const stretch = stretchOf(object);
+          this.#since.set(
+            stretch,
+            known.has(stretch) ? known.get(stretch) : object.metadata?.resourceVersion,
+          );
+          this.#objects.add(object);
           break;
         }
         case 'synced':
@@ -270,6 +301,9 @@ export class WatcherPipeline {
         ? redact(event.previous, this.resource.resource)
         : undefined);
     const tombstone = event.type === 'deleted' && event.tombstone;
+    // An `added` starts a stretch in scope; a modification or a deletion is part of the kept one.
+    const stretch = stretchOf(event.object);
+    const since = event.type === 'added' ? event.object.metadata?.resourceVersion : this.#since.get(stretch);
     const change = buildChangeEvent(context, {
       type: event.type,
       object: tombstone && own !== undefined ? own : redact(event.object, this.resource.resource),
@@ -278,7 +312,10 @@ export class WatcherPipeline {
       managers: event.type === 'modified' ? event.managers : undefined,
       tombstone,
       origin,
+      since,
     });
+    if (event.type === 'deleted') this.#since.delete(stretch);
+    else this.#since.set(stretch, since);
     if (event.type !== 'deleted') this.#keep(change.object);
     else if (mine) this.#objects.delete(change.object);
     else if (uid !== undefined) this.#older.delete(uid);
@@ -302,6 +339,11 @@ export class WatcherPipeline {
     const uid = aside.metadata?.uid;
     if (uid !== undefined) this.#older.set(uid, aside);
   }
+}
+
+/** Which incarnation's stretch an object is in: its uid (its name when it has none). */
+function stretchOf(object: KubeObject): string {
+  return object.metadata?.uid ?? objectKey(object);
 }
 
 /**

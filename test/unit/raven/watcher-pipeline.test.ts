@@ -12,11 +12,14 @@ import type { KubeObject } from '../../../src/client/kube-object.js';
 import type { ChangeEvent } from '../../../src/raven/model/change-event.js';
 import { changesSince } from '../../../src/raven/checkpoint/changes-since.js';
 import { entryFromEvent } from '../../../src/raven/checkpoint/checkpoint-store.js';
+import { MemoryCheckpointStore } from '../../../src/raven/checkpoint/memory-checkpoint-store.js';
+import { knownStretches, resumeObjects } from '../../../src/raven/delivery/resume-point.js';
 import { parseRavenConfig } from '../../../src/raven/config/index.js';
 import type { WatcherConfig } from '../../../src/raven/config/watcher-schema.js';
 import { WATCHER_CHANGE, type WatcherChangeMessage } from '../../../src/raven/model/diagnostics.js';
 import {
   WatcherPipeline,
+  type KnownStretches,
   type Relist,
   type ResumeFrom,
 } from '../../../src/raven/pipeline/watcher-pipeline.js';
@@ -99,6 +102,8 @@ function byNamespace(transports: Record<string, FakeTransport>): WatchTransport 
 
 interface RunOptions {
   resume?: ResumeFrom;
+  /** Where the checkpoint says incarnations' stretches in scope started. */
+  known?: KnownStretches;
   diffIgnore?: string[];
   /** Called for every event, after it is recorded (a throw here is the consumer's throw). */
   hook?: (call: Call) => void;
@@ -145,7 +150,7 @@ class Run {
       ...(options.random === undefined ? {} : { random: options.random }),
     };
     const consume = async (): Promise<void> => {
-      for await (const { type, ...rest } of pipeline.events(runOptions, options.resume))
+      for await (const { type, ...rest } of pipeline.events(runOptions, options.resume, options.known))
         record({ kind: type, ...rest } as Call);
     };
     this.done = consume().then(
@@ -305,6 +310,7 @@ test('turns each live change into a ChangeEvent: added, modified with its previo
     diff: [],
     tombstone: false,
     time: new Date(added.at).toISOString(),
+    inScopeSince: '11',
   });
   assert.equal(modified.event.previous, announced, 'the previous state is the one the store held');
   assert.deepEqual(modified.event.object, running);
@@ -322,7 +328,81 @@ test('turns each live change into a ChangeEvent: added, modified with its previo
   await run.stop();
 });
 
-test('a live deletion is named by the state it ends: the tombstone a checkpoint at that state gives after an expired resume has its id, and each stretch in scope ends under an id of its own', async () => {
+/** The tombstones a list without the checkpoint's objects gives (after an expired resume). */
+function tombstones(entries: Parameters<typeof changesSince>[0]): ChangeEvent[] {
+  return changesSince(entries, [], {
+    watcher: 'w',
+    resource: { group: '', version: 'v1', resource: 'pods', kind: 'Pod' },
+    origin: 'restart',
+    now: () => 'now',
+  }).events;
+}
+
+test('a deletion is named by the stretch in scope it ends: a tombstone from a checkpoint holding an older state of that stretch, after an expired resume, has the live deletion’s id', async () => {
+  // A label selector watch: a enters the scope at 20, changes at 21 and 22, leaves at 23.
+  const checkpoints = new MemoryCheckpointStore();
+  const first = start([
+    {
+      events: [
+        listed('19'),
+        ev('ADDED', pod('a', '20')),
+        ev('MODIFIED', pod('a', '21', { status: { phase: 'Pending' } })),
+        ev('MODIFIED', pod('a', '22', { status: { phase: 'Running' } })),
+        ev('DELETED', pod('a', '23', { status: { phase: 'Running' } })),
+      ],
+      then: 'hang',
+    },
+  ]);
+  await first.until(() => first.of('change').length === 4);
+  const [added, confirmed, , live] = first.of('change').map((c) => c.event);
+  assert.ok(added !== undefined && confirmed !== undefined && live !== undefined);
+  assert.deepEqual(
+    first.of('change').map((c) => `${c.event.id} since ${c.event.inScopeSince ?? '-'}`),
+    [
+      'w:uid-a:20:added since 20',
+      'w:uid-a:21:modified since 20',
+      'w:uid-a:22:modified since 20',
+      'w:uid-a:20:deleted since 20',
+    ],
+  );
+  assert.equal(live.resourceVersion, '23', 'the event still carries the deletion’s own resourceVersion');
+  await first.stop();
+
+  // The sink confirmed a@21 only: the record of a@22 was lost (a SIGKILL, a deposed leader's
+  // refused write), and the deletion reached the receiver but its answer never reached Raven.
+  checkpoints.recordDelivered(added, 'audit');
+  checkpoints.recordDelivered(confirmed, 'audit');
+  checkpoints.recordConfirmedVersion('w', { resourceVersion: '21', scope: 's', sinks: ['audit'], at: 0 });
+  // The next leader resumes from the checkpoint; the resume point has expired, the relist no
+  // longer holds a, and the checkpoint is compared with what the pipeline holds.
+  const resume = resumeObjects(checkpoints, 'w', ['audit']);
+  const second = start(
+    [
+      { status: 410, body: status(410, 'Expired') },
+      { events: [listed('30')], then: 'hang' },
+    ],
+    {
+      resume: { resourceVersion: '21', objects: resume.objects },
+      known: knownStretches(checkpoints, 'w', ['audit']),
+    },
+  );
+  await second.until(() => second.of('relisted').length === 1);
+  assert.equal(second.of('relisted')[0]?.relist.atResumePoint, true);
+  const pipeline = second.pipeline;
+  const [tombstone] = changesSince(checkpoints.entries('w', 'audit'), pipeline.objectsIn('ns'), {
+    watcher: 'w',
+    resource: confirmed.resource,
+    origin: 'restart',
+    now: () => 'now',
+    inScopeSince: (object) => pipeline.inScopeSince(object),
+  }).events;
+  assert.equal(tombstone?.tombstone, true);
+  assert.equal(tombstone.resourceVersion, '21', 'the tombstone carries the older state the checkpoint holds');
+  assert.equal(tombstone.id, live.id, 'a receiver deduplicating on the id processes the deletion once');
+  await second.stop();
+});
+
+test('an object that leaves a selector’s scope and comes back twice ends each stretch under an id of its own, which a tombstone of that stretch shares', async () => {
   const run = start([
     {
       events: [
@@ -332,33 +412,96 @@ test('a live deletion is named by the state it ends: the tombstone a checkpoint 
         // As a label selector watch reports an object leaving it, then coming back and leaving.
         ev('DELETED', pod('a', '12')),
         ev('ADDED', pod('a', '14')),
-        ev('DELETED', pod('a', '15')),
+        ev('MODIFIED', pod('a', '15', { status: { phase: 'Running' } })),
+        ev('DELETED', pod('a', '16')),
+        ev('ADDED', pod('a', '18')),
+        ev('DELETED', pod('a', '19')),
+      ],
+      then: 'hang',
+    },
+  ]);
+  await run.until(() => run.of('change').length === 7);
+  const events = run.of('change').map((c) => c.event);
+  assert.deepEqual(
+    events.map((e) => e.id),
+    [
+      'w:uid-a:11:modified',
+      'w:uid-a:10:deleted',
+      'w:uid-a:14:added',
+      'w:uid-a:15:modified',
+      'w:uid-a:14:deleted',
+      'w:uid-a:18:added',
+      'w:uid-a:18:deleted',
+    ],
+    'the first stretch started when a was listed at 10',
+  );
+  const deletions = events.filter((e) => e.type === 'deleted').map((e) => e.id);
+  assert.equal(new Set(deletions).size, 3, 'three stretches, three deletions, three ids');
+  // The second stretch as a checkpoint holds it (at 15, or at 14 had 15 not been recorded).
+  for (const state of [events[3], events[2]]) {
+    assert.ok(state !== undefined);
+    assert.equal(tombstones([entryFromEvent(state)])[0]?.id, 'w:uid-a:14:deleted');
+  }
+  assert.equal(run.pipeline.inScopeSince(pod('a', '19')), undefined, 'a deletion ends the stretch');
+  await run.stop();
+});
+
+test('a name deleted and made again: each incarnation’s deletion has its own id', async () => {
+  const again = (rv: string): object =>
+    pod('a', rv, { metadata: { name: 'a', namespace: 'ns', uid: 'uid-a2', resourceVersion: rv } });
+  const run = start([
+    {
+      events: [
+        ev('ADDED', pod('a', '10')),
+        listed('10'),
+        ev('DELETED', pod('a', '11')),
+        ev('ADDED', again('12')),
+        ev('MODIFIED', again('13')),
+        ev('DELETED', again('14')),
       ],
       then: 'hang',
     },
   ]);
   await run.until(() => run.of('change').length === 4);
-  const events = run.of('change').map((c) => c.event);
-  const [modified, left, , leftAgain] = events;
-  assert.ok(modified !== undefined && left !== undefined && leftAgain !== undefined);
-  assert.deepEqual(
-    events.map((e) => e.id),
-    ['w:uid-a:11:modified', 'w:uid-a:11:deleted', 'w:uid-a:14:added', 'w:uid-a:14:deleted'],
-  );
-  assert.equal(left.resourceVersion, '12', 'the event still carries the deletion’s own resourceVersion');
+  const ids = run.of('change').map((c) => c.event.id);
+  assert.deepEqual(ids, [
+    'w:uid-a:10:deleted',
+    'w:uid-a2:12:added',
+    'w:uid-a2:13:modified',
+    'w:uid-a2:12:deleted',
+  ]);
+  await run.stop();
+});
 
-  // The sink confirmed a@11; the deletion reached the receiver, but its answer never reached Raven
-  // (a hanging receiver, then a crash). After the restart the resume point has expired, so the
-  // checkpoint is compared with a list that no longer holds a: the tombstone is that deletion.
-  const checkpoint = [entryFromEvent(modified)];
-  const [tombstone] = changesSince(checkpoint, [], {
-    watcher: 'w',
-    resource: modified.resource,
-    origin: 'restart',
-    now: () => 'now',
-  }).events;
-  assert.equal(tombstone?.tombstone, true);
-  assert.equal(tombstone.id, left.id, 'a receiver deduplicating on the id processes the deletion once');
+test('listed at the start, an object the checkpoint knows stays in the stretch the checkpoint recorded; one it does not know starts one at its listed resourceVersion', async () => {
+  const run = start(
+    [
+      {
+        events: [
+          ev('ADDED', pod('a', '10')),
+          ev('ADDED', pod('b', '11')),
+          ev('ADDED', pod('c', '12')),
+          listed('12'),
+          ev('DELETED', pod('a', '13')),
+          ev('DELETED', pod('b', '14')),
+          ev('DELETED', pod('c', '15')),
+        ],
+        then: 'hang',
+      },
+    ],
+    // b was recorded by an older Raven, without a stretch: named by the state its deletion ends.
+    {
+      known: new Map([
+        ['uid-a', '4'],
+        ['uid-b', undefined],
+      ]),
+    },
+  );
+  await run.until(() => run.of('change').length === 3);
+  assert.deepEqual(
+    run.of('change').map((c) => c.event.id),
+    ['w:uid-a:4:deleted', 'w:uid-b:11:deleted', 'w:uid-c:12:deleted'],
+  );
   await run.stop();
 });
 

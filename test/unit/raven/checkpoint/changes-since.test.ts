@@ -12,7 +12,12 @@ const compare = (
   checkpointed: KubeObject[],
   current: KubeObject[],
   extra: Partial<ChangesSinceOptions> = {},
-) => changesSince(checkpointed.map(entryFromObject), current, { ...options, ...extra });
+) =>
+  changesSince(
+    checkpointed.map((object) => entryFromObject(object)),
+    current,
+    { ...options, ...extra },
+  );
 
 /** `type key uid/rv`, plus `tombstone` and the diff paths: what a table row checks. */
 const brief = (events: ChangeEvent[]): string[] =>
@@ -158,4 +163,43 @@ test('extra ignored paths turn a change into a silent update', () => {
   const changes = compare([before], [after], { diffIgnore: ['spec.containers.*'] });
   assert.deepEqual(brief(changes.events), []);
   assert.deepEqual(brief(changes.silentUpdates), ['modified d/web uid-web/2']);
+});
+
+test('each event says where its stretch in scope started: a tombstone the entry’s (its id too), an added its listed resourceVersion, a modified the entry’s; with the pipeline’s record, the pipeline’s', () => {
+  const checkpoint = [
+    entryFromObject(pod('d', 'gone', { rv: '7' }), '3'),
+    entryFromObject(pod('d', 'old', { rv: '8' })),
+    entryFromObject(pod('d', 'same', { rv: '5' }), '2'),
+    entryFromObject(pod('d', 'again', { rv: '4' }), '4'),
+  ];
+  const current = [
+    pod('d', 'again', { uid: 'uid-again2', rv: '12' }),
+    pod('d', 'new', { rv: '11' }),
+    pod('d', 'same', { rv: '10', image: 'v2' }),
+  ];
+  const stretches = (events: ChangeEvent[]): string[] =>
+    events.map((e) => `${e.id} since ${e.inScopeSince ?? '-'}`);
+  assert.deepEqual(stretches(changesSince(checkpoint, current, options).events), [
+    'pods:uid-again:4:deleted since 4',
+    'pods:uid-again2:12:added since 12',
+    'pods:uid-gone:3:deleted since 3',
+    'pods:uid-new:11:added since 11',
+    // Written by an older Raven: named by the state it ends, as before.
+    'pods:uid-old:8:deleted since -',
+    'pods:uid-same:10:modified since 2',
+  ]);
+  const pipeline = new Map([
+    ['uid-again2', '12'],
+    ['uid-new', '6'],
+    ['uid-same', '9'],
+  ]);
+  const inScopeSince = (object: KubeObject): string | undefined => pipeline.get(object.metadata?.uid ?? '');
+  assert.deepEqual(stretches(changesSince(checkpoint, current, { ...options, inScopeSince }).events), [
+    'pods:uid-again:4:deleted since 4',
+    'pods:uid-again2:12:added since 12',
+    'pods:uid-gone:3:deleted since 3',
+    'pods:uid-new:11:added since 6',
+    'pods:uid-old:8:deleted since -',
+    'pods:uid-same:10:modified since 9',
+  ]);
 });

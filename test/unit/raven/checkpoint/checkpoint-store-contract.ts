@@ -128,6 +128,48 @@ export function checkpointStoreContract(name: string, createHarness: () => Check
         assert.deepEqual(summary(store.entries('pods', 'webhook')), ['d/old@uid-old/1']);
       }));
 
+    test('each entry keeps where its stretch in scope started, as the event said: through modifications, anew after a re-creation and after leaving the scope and coming back', () =>
+      withStore(async (store) => {
+        const stretches = (sink: string): string[] =>
+          [...store.entries('pods', sink)].map(
+            (e) => `${e.key}@${e.uid ?? '-'}/${e.resourceVersion ?? '-'} since ${e.since ?? '-'}`,
+          );
+        store.recordDelivered(changeEvent('added', pod('d', 'a', { rv: '3' }), 'pods', '3'), 'audit');
+        store.recordDelivered(
+          changeEvent('modified', pod('d', 'a', { rv: '5', image: 'v2' }), 'pods', '3'),
+          'audit',
+        );
+        assert.deepEqual(stretches('audit'), ['d/a@uid-a/5 since 3'], 'kept across a modification');
+        // Left a label selector at 6, came back at 8.
+        store.recordDelivered(changeEvent('deleted', pod('d', 'a', { rv: '6' }), 'pods', '3'), 'audit');
+        store.recordDelivered(changeEvent('added', pod('d', 'a', { rv: '8' }), 'pods', '8'), 'audit');
+        assert.deepEqual(stretches('audit'), ['d/a@uid-a/8 since 8'], 'a new stretch once back in scope');
+        // Deleted and made again under the same name: another incarnation, its own stretch.
+        store.recordDelivered(changeEvent('deleted', pod('d', 'a', { rv: '9' }), 'pods', '8'), 'audit');
+        store.recordDelivered(
+          changeEvent('added', pod('d', 'a', { uid: 'uid-a2', rv: '11' }), 'pods', '11'),
+          'audit',
+        );
+        assert.deepEqual(stretches('audit'), ['d/a@uid-a2/11 since 11'], 'a re-creation starts its own');
+        // Two sinks at one state may disagree (one fell behind while the object left and came
+        // back): each keeps its own; an event that says none leaves none.
+        store.recordDelivered(
+          changeEvent('modified', pod('d', 'a', { uid: 'uid-a2', rv: '11' }), 'pods', '10'),
+          'webhook',
+        );
+        store.recordDelivered(changeEvent('added', pod('d', 'b', { rv: '12' })), 'webhook');
+        await store.flush();
+        assert.deepEqual(stretches('audit'), ['d/a@uid-a2/11 since 11']);
+        assert.deepEqual(stretches('webhook'), ['d/a@uid-a2/11 since 10', 'd/b@uid-b/12 since -']);
+        store.recordBaseline(
+          'pods',
+          'other',
+          [pod('d', 'c', { rv: '14' }), pod('d', 'e', { rv: '15' })],
+          (o) => (o.metadata?.name === 'c' ? '13' : undefined),
+        );
+        assert.deepEqual(stretches('other'), ['d/c@uid-c/14 since 13', 'd/e@uid-e/15 since -']);
+      }));
+
     test('hasCheckpoint tells a sink that never ran from one that ran and saw nothing', () =>
       withStore((store) => {
         assert.equal(store.hasCheckpoint('pods', 'audit'), false);
@@ -289,8 +331,8 @@ export function checkpointStoreContract(name: string, createHarness: () => Check
 
     test('flushed and closed writes are read back by a store opened again', { skip: notPersistent }, () =>
       withStore(async (store, _clock, harness) => {
-        store.recordBaseline('pods', 'audit', [pod('d', 'base')]);
-        store.recordDelivered(changeEvent('added', pod('d', 'flushed')), 'audit');
+        store.recordBaseline('pods', 'audit', [pod('d', 'base')], (o) => o.metadata?.resourceVersion);
+        store.recordDelivered(changeEvent('added', pod('d', 'flushed'), 'pods', '4'), 'audit');
         await store.flush();
         store.recordDelivered(changeEvent('added', pod('d', 'closed')), 'webhook');
         await store.close();
@@ -304,6 +346,11 @@ export function checkpointStoreContract(name: string, createHarness: () => Check
           assert.deepEqual([...again.entries('pods', 'webhook')][0]?.object, pod('d', 'closed'));
           assert.equal(again.hasCheckpoint('pods', 'audit'), true);
           assert.equal(again.hasCheckpoint('pods', 'never'), false);
+          assert.deepEqual(
+            [...again.entries('pods', 'audit')].map((e) => `${e.key} since ${e.since ?? '-'}`),
+            ['d/base since 1', 'd/flushed since 4'],
+            'where each stretch started is read back too',
+          );
         } finally {
           again.destroy();
         }

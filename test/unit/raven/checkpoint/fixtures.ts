@@ -53,11 +53,19 @@ export function countedPod(name: string, rv: string): { object: KubeObject; read
   return { object, reads: () => reads };
 }
 
-/** A live event for `object`, as the daemon would deliver it. */
-export function changeEvent(type: ChangeType, object: KubeObject, watcher = 'pods'): ChangeEvent {
+/**
+ * A live event for `object`, as the daemon would deliver it; `since`: where its stretch in the
+ * watcher's scope started (`inScopeSince`), if the event says.
+ */
+export function changeEvent(
+  type: ChangeType,
+  object: KubeObject,
+  watcher = 'pods',
+  since?: string,
+): ChangeEvent {
   const m = object.metadata;
   return {
-    id: eventId(watcher, type, object),
+    id: eventId(watcher, type, object, undefined, since),
     watcher,
     type,
     origin: 'live',
@@ -71,5 +79,6 @@ export function changeEvent(type: ChangeType, object: KubeObject, watcher = 'pod
     diff: [],
     tombstone: false,
     time: TIME,
+    ...(since === undefined ? {} : { inScopeSince: since }),
   };
 }

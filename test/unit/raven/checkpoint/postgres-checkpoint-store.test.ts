@@ -203,6 +203,40 @@ describe('PostgresCheckpointStore', () => {
     for (const s of stores) if (s.status === 'fulfilled') s.value.destroy();
   });
 
+  test('a version 1 schema is migrated: its entries kept without a stretch, new entries keep theirs', async () => {
+    const first = await open('version1');
+    first.recordDelivered(changeEvent('added', pod('d', 'a', { rv: '5' })), 'audit');
+    await first.close();
+    // Back to version 1 as Raven wrote it before entries kept where their stretch started.
+    await server?.query(
+      `ALTER TABLE version1.delivered DROP COLUMN since;
+       UPDATE version1.meta SET value = '1' WHERE name = 'schema_version'`,
+      [],
+      'checkpoints',
+    );
+    const store = await open('version1');
+    assert.deepEqual(
+      [...store.entries('pods', 'audit')].map(
+        (e) => `${e.key}@${e.resourceVersion ?? '-'} since ${e.since ?? '-'}`,
+      ),
+      ['d/a@5 since -'],
+    );
+    store.recordDelivered(changeEvent('added', pod('d', 'b', { rv: '7' }), 'pods', '7'), 'audit');
+    await store.close();
+    const again = await open('version1');
+    assert.deepEqual(
+      [...again.entries('pods', 'audit')].map((e) => `${e.key} since ${e.since ?? '-'}`),
+      ['d/a since -', 'd/b since 7'],
+    );
+    await again.close();
+    const rows = await server?.query<{ value: string }>(
+      "SELECT value FROM version1.meta WHERE name = 'schema_version'",
+      [],
+      'checkpoints',
+    );
+    assert.equal(rows?.[0]?.value, '2');
+  });
+
   test('what is stored is shared between sinks and collected, in the tables too', async () => {
     const store = await open('stats');
     for (const sink of ['audit', 'webhook', 'slack'])

@@ -13,7 +13,9 @@ import {
 } from '../../../../src/raven/checkpoint/sharded-checkpoints.js';
 import { FakeClock } from '../../../../src/testing/fake-clock.js';
 import { makeObjectKey } from '../../../../src/client/object-key.js';
-import { changeEvent, pod } from './fixtures.js';
+import { changesSince } from '../../../../src/raven/checkpoint/changes-since.js';
+import { knownStretches } from '../../../../src/raven/delivery/resume-point.js';
+import { changeEvent, pod, PODS, TIME } from './fixtures.js';
 
 const BUCKETS = 4;
 const probe = new ShardedCheckpoints(new MemoryCheckpointStore(), {
@@ -185,4 +187,22 @@ test('by uid, what a sink confirmed of one incarnation is read from its own part
     owned: [all.partOf(again, undefined)],
   });
   assert.equal(other.confirmed('pods', 'audit', key, old), undefined);
+});
+
+test('a replica that takes a part over knows where its objects’ stretches in scope started, as its last owner recorded', () => {
+  const store = new MemoryCheckpointStore();
+  const b = new ShardedCheckpoints(store, { field: 'namespace', buckets: BUCKETS, owned: [2, 3] });
+  b.recordDelivered(changeEvent('modified', pod(n2, 'a', { rv: '45' }), 'pods', '40'), 'audit');
+  b.recordDelivered(changeEvent('added', pod(n3, 'c', { rv: '46' }), 'pods', '46'), 'audit');
+  // b dies; a takes part 2 over, not part 3.
+  const taking = new ShardedCheckpoints(store, { field: 'namespace', buckets: BUCKETS, owned: [0, 1, 2] });
+  assert.deepEqual([...knownStretches(taking, 'pods', ['audit'])], [['uid-a', '40']]);
+  // A deletion of a the new owner sees live is named as a tombstone of b's entry would be.
+  const [gone] = changesSince(taking.entries('pods', 'audit'), [], {
+    watcher: 'pods',
+    resource: PODS,
+    origin: 'restart',
+    now: () => TIME,
+  }).events;
+  assert.equal(gone?.id, 'pods:uid-a:40:deleted');
 });

@@ -240,7 +240,67 @@ test('a version 1 file is migrated: its entries kept, tombstones and confirmed r
     }
     const check = new sqlite.Database(path);
     try {
-      assert.equal(check.get("SELECT value FROM meta WHERE name = 'schema_version'")?.value, '2');
+      assert.equal(check.get("SELECT value FROM meta WHERE name = 'schema_version'")?.value, '3');
+    } finally {
+      check.close();
+    }
+  }));
+
+test('a version 2 file is migrated: its entries kept without a stretch, their tombstones named by the state they end, new entries keep theirs', () =>
+  withFile(async (path) => {
+    // Version 2 as Raven wrote it before entries kept where their stretch in scope started.
+    const db = new sqlite.Database(path);
+    db.exec(`
+      CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+      CREATE TABLE checkpoints (watcher TEXT NOT NULL, sink TEXT NOT NULL, PRIMARY KEY (watcher, sink)) WITHOUT ROWID;
+      CREATE TABLE states (id INTEGER PRIMARY KEY, watcher TEXT NOT NULL, key TEXT NOT NULL, uid TEXT NOT NULL,
+        resource_version TEXT NOT NULL, object TEXT NOT NULL, UNIQUE (watcher, key, uid, resource_version));
+      CREATE TABLE delivered (watcher TEXT NOT NULL, sink TEXT NOT NULL, key TEXT NOT NULL,
+        state INTEGER NOT NULL REFERENCES states (id), PRIMARY KEY (watcher, sink, key)) WITHOUT ROWID;
+      CREATE INDEX delivered_by_state ON delivered (state);
+      CREATE TABLE tombstones (watcher TEXT NOT NULL, sink TEXT NOT NULL, key TEXT NOT NULL, uid TEXT NOT NULL,
+        resource_version TEXT NOT NULL, PRIMARY KEY (watcher, sink, key)) WITHOUT ROWID;
+      CREATE TABLE watchers (watcher TEXT PRIMARY KEY, resource_version TEXT NOT NULL, scope TEXT NOT NULL,
+        sinks TEXT NOT NULL, confirmed_at INTEGER NOT NULL) WITHOUT ROWID;
+      INSERT INTO meta VALUES ('schema_version', '2');
+      INSERT INTO checkpoints VALUES ('pods', 'audit');
+      INSERT INTO states VALUES (1, 'pods', 'd/a', 'uid-a', '5',
+        '{"metadata":{"name":"a","namespace":"d","uid":"uid-a","resourceVersion":"5"}}');
+      INSERT INTO delivered VALUES ('pods', 'audit', 'd/a', 1);
+      INSERT INTO watchers VALUES ('pods', '5', 'pods', '["audit"]', 0);
+    `);
+    db.close();
+    let store = SqliteCheckpointStore.open(path, { clock: new FakeClock() });
+    try {
+      const entries = [...store.entries('pods', 'audit')];
+      assert.deepEqual(
+        entries.map((e) => `${e.key}@${e.resourceVersion ?? '-'} since ${e.since ?? '-'}`),
+        ['d/a@5 since -'],
+        'the old entry is kept; where its stretch started is unknown',
+      );
+      assert.equal(store.confirmedVersion('pods')?.resourceVersion, '5', 'the resume point is kept');
+      // Gone after an expired resume: the tombstone is named as before, by the state it ends.
+      const [gone] = changesSince(entries, [], {
+        watcher: 'pods',
+        resource: PODS,
+        origin: 'restart',
+        now: () => TIME,
+      }).events;
+      assert.equal(gone?.id, 'pods:uid-a:5:deleted');
+      assert.equal(gone.inScopeSince, undefined);
+      store.recordDelivered(changeEvent('added', pod('d', 'b', { rv: '7' }), 'pods', '7'), 'audit');
+      await store.close();
+      store = SqliteCheckpointStore.open(path, { clock: new FakeClock() });
+      assert.deepEqual(
+        [...store.entries('pods', 'audit')].map((e) => `${e.key} since ${e.since ?? '-'}`),
+        ['d/a since -', 'd/b since 7'],
+      );
+    } finally {
+      await store.close();
+    }
+    const check = new sqlite.Database(path);
+    try {
+      assert.equal(check.get("SELECT value FROM meta WHERE name = 'schema_version'")?.value, '3');
     } finally {
       check.close();
     }

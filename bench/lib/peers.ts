@@ -4,8 +4,14 @@
  * type-checking and linting the repository never needs them installed.
  */
 
+/** The fields the benchmarks read, as each peer gives them (a field may be present as undefined). */
 export interface KubeObjectLike {
-  metadata?: { name?: string; namespace?: string; uid?: string; resourceVersion?: string };
+  metadata?: {
+    name?: string | undefined;
+    namespace?: string | undefined;
+    uid?: string | undefined;
+    resourceVersion?: string | undefined;
+  };
 }
 
 export interface ClientNodeKubeConfig {

@@ -94,7 +94,7 @@ export async function installReplicaKeeperCrd(
         method: 'POST',
         path: crdPath,
         body: await readReplicaKeeperCrd(),
-        signal,
+        ...(signal === undefined ? {} : { signal }),
       });
       log.info({ crd: replicaKeeperCrdName }, 'installed the custom resource definition');
     } catch (err) {
@@ -123,7 +123,7 @@ async function getCrd(
   signal: AbortSignal | undefined,
 ): Promise<Crd | undefined> {
   try {
-    return await client.request<Crd>({ method: 'GET', path, signal });
+    return await client.request<Crd>({ method: 'GET', path, ...(signal === undefined ? {} : { signal }) });
   } catch (err) {
     if (isNotFound(err)) return undefined;
     throw err;

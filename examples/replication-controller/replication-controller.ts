@@ -172,12 +172,13 @@ export class ReplicationController {
       victims.map(async (pod) => {
         const podKey = objectKey(pod);
         const { name, namespace } = parseObjectKey(podKey);
+        const uid = pod.metadata?.uid;
         this.#expectations.expect(owner, podKey, 'delete');
         try {
           await this.#podClient.delete(name, {
-            namespace,
+            ...(namespace === undefined ? {} : { namespace }),
             signal,
-            preconditions: { uid: pod.metadata?.uid },
+            preconditions: { ...(uid === undefined ? {} : { uid }) },
           });
           logger.info({ pod: name }, 'deleted pod');
         } catch (err) {
@@ -202,11 +203,15 @@ export class ReplicationController {
     if (keeper.status?.replicas === replicas && keeper.status.observedGeneration === generation)
       return done();
     const name = keeper.metadata?.name ?? '';
+    const namespace = keeper.metadata?.namespace;
     try {
       await this.#keeperClient.replace(
         name,
-        { ...(keeper as ReplicaKeeper), status: { replicas, observedGeneration: generation } },
-        { subresource: 'status', namespace: keeper.metadata?.namespace, signal },
+        {
+          ...(keeper as ReplicaKeeper),
+          status: { replicas, ...(generation === undefined ? {} : { observedGeneration: generation }) },
+        },
+        { subresource: 'status', ...(namespace === undefined ? {} : { namespace }), signal },
       );
       logger.debug({ replicas }, 'status written');
       return done();
@@ -227,7 +232,7 @@ export function podFromTemplate(keeper: ReplicaKeeper): Pod {
     kind: 'Pod',
     metadata: {
       generateName: `${name}-`,
-      namespace: keeper.metadata?.namespace,
+      ...(keeper.metadata?.namespace === undefined ? {} : { namespace: keeper.metadata.namespace }),
       labels: { ...template?.metadata.labels },
       ...(template?.metadata.annotations === undefined
         ? {}
@@ -243,7 +248,7 @@ export function podFromTemplate(keeper: ReplicaKeeper): Pod {
         },
       ],
     },
-    spec: template?.spec,
+    ...(template?.spec === undefined ? {} : { spec: template.spec }),
   };
 }
 

@@ -8,7 +8,7 @@
  * `__complete` prints one candidate per line; `__files__` alone asks the shell to complete file
  * names (after `-c`, `--kubeconfig`, `--token-file`). The shell filters by the typed prefix.
  */
-import { loadConfig } from '../client/load-config.js';
+import { loadConfig, type LoadConfigOptions } from '../client/load-config.js';
 import { KubeClient } from '../client/kube-client.js';
 import { Discovery } from '../client/discovery.js';
 import { write, type Output } from './output.js';
@@ -162,8 +162,11 @@ const BOOLEAN_FLAGS = new Set([
   '--help',
 ]);
 
-function clusterOptions(words: string[]): { kubeconfig?: string; context?: string } {
-  const out: { kubeconfig?: string; context?: string } = {};
+/** `--kubeconfig` and `--context` as typed so far; one given last, with no value yet, is undefined. */
+type ClusterOptions = Pick<LoadConfigOptions, 'kubeconfig' | 'context'>;
+
+function clusterOptions(words: string[]): ClusterOptions {
+  const out: ClusterOptions = {};
   words.forEach((word, i) => {
     if (word === '--kubeconfig') out.kubeconfig = words[i + 1];
     if (word === '--context') out.context = words[i + 1];
@@ -172,7 +175,7 @@ function clusterOptions(words: string[]): { kubeconfig?: string; context?: strin
 }
 
 async function withCluster<T>(
-  options: { kubeconfig?: string; context?: string },
+  options: ClusterOptions,
   env: NodeJS.ProcessEnv | undefined,
   use: (client: KubeClient, signal: AbortSignal) => Promise<T[]>,
 ): Promise<T[]> {
@@ -189,10 +192,7 @@ async function withCluster<T>(
   }
 }
 
-function resources(
-  options: { kubeconfig?: string; context?: string },
-  env: NodeJS.ProcessEnv | undefined,
-): Promise<string[]> {
+function resources(options: ClusterOptions, env: NodeJS.ProcessEnv | undefined): Promise<string[]> {
   return withCluster(options, env, async (client, signal) => {
     const all = await new Discovery(client).resources(signal);
     const names = all
@@ -202,10 +202,7 @@ function resources(
   });
 }
 
-function namespaces(
-  options: { kubeconfig?: string; context?: string },
-  env: NodeJS.ProcessEnv | undefined,
-): Promise<string[]> {
+function namespaces(options: ClusterOptions, env: NodeJS.ProcessEnv | undefined): Promise<string[]> {
   return withCluster(options, env, async (client, signal) => {
     const list = await client.request<{ items?: { metadata?: { name?: string } }[] }>({
       method: 'GET',

@@ -139,7 +139,7 @@ export function receivedAt(now: number): string {
 /** An object with the cells the server printed for it, when it did. */
 export interface PrintedObject {
   object: KubeObject;
-  cells?: readonly unknown[];
+  cells?: readonly unknown[] | undefined;
 }
 
 export type Shown = Extract<WatcherEvent, { type: 'initial' | 'added' | 'modified' | 'deleted' }>;

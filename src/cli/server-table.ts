@@ -112,7 +112,7 @@ export class ServerTable {
           path,
           query: { ...query, includeObject: 'Object' },
           headers: { accept: TABLE_ACCEPT },
-          signal,
+          ...(signal === undefined ? {} : { signal }),
         });
         const body = query?.watch === true ? this.#unwrapWatch(res.body) : this.#unwrapList(res.body);
         return { statusCode: res.statusCode, body };

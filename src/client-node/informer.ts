@@ -203,8 +203,8 @@ export class RavenInformer<T extends ClientNodeObject> {
     const watcher = watch({
       transport,
       path: this.#path,
-      labelSelector: this.#labelSelector,
-      fieldSelector: this.#fieldSelector,
+      ...(this.#labelSelector === undefined ? {} : { labelSelector: this.#labelSelector }),
+      ...(this.#fieldSelector === undefined ? {} : { fieldSelector: this.#fieldSelector }),
       // The informer's store keeps the objects; server-side apply bookkeeping is not cached.
       keepObjects: false,
       dropManagedFields: true,

@@ -204,6 +204,6 @@ function parseExec(o: Record<string, unknown>, loc: FieldLocation, dir: string):
 }
 
 /** Drop keys whose value is undefined, so results compare and print cleanly. */
-function strip<T extends object>(obj: T): T {
+function strip<T extends object>(obj: { [K in keyof T]: T[K] | undefined }): T {
   return Object.fromEntries(Object.entries(obj).filter(([, value]) => value !== undefined)) as T;
 }

@@ -17,11 +17,11 @@ import { describeSource, type ResolvedConfig } from './resolved-config.js';
 
 export interface LoadConfigOptions {
   /** An explicit kubeconfig file; it must exist. */
-  kubeconfig?: string;
+  kubeconfig?: string | undefined;
   /** Use this context instead of the current one. */
-  context?: string;
+  context?: string | undefined;
   /** Environment (HOME, KUBECONFIG, KUBERNETES_SERVICE_*); default `process.env`. Also the exec plugins' base env. */
-  env?: Record<string, string | undefined>;
+  env?: Record<string, string | undefined> | undefined;
   /** Service account directory for in-cluster configuration (tests). */
   inClusterDirectory?: string;
   clock?: Clock;

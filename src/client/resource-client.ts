@@ -140,7 +140,7 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
       opts.subresource === undefined
         ? this.#collectionPath(namespace)
         : resourcePath(this.resource, {
-            namespace,
+            ...optional('namespace', namespace),
             name: body.metadata?.name ?? '',
             subresource: opts.subresource,
           });
@@ -172,7 +172,7 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
       return Promise.reject(new RavenError('ERR_INVALID_ARGUMENT', 'server-side apply needs metadata.name'));
     return this.patch(name, body, {
       ...opts,
-      namespace: opts.namespace ?? body.metadata?.namespace,
+      ...optional('namespace', opts.namespace ?? body.metadata?.namespace),
       type: 'apply',
     });
   }
@@ -193,7 +193,7 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
     return this.resource.namespaced ? (namespace ?? this.#client.namespace) : undefined;
   }
 
-  #objectPath(name: string, opts: { namespace?: string; subresource?: string }): string {
+  #objectPath(name: string, opts: { namespace?: string | undefined; subresource?: string }): string {
     return resourcePath(this.resource, {
       name,
       ...(opts.subresource === undefined ? {} : { subresource: opts.subresource }),

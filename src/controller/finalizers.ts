@@ -47,5 +47,6 @@ function writeFinalizers<T extends KubeObject>(
   const name = object.metadata?.name ?? '';
   // A merge patch that names the resourceVersion is applied only to that version (409 otherwise).
   const patch = { metadata: { resourceVersion: object.metadata?.resourceVersion, finalizers } };
-  return client.patch(name, patch, { type: 'merge', namespace: object.metadata?.namespace });
+  const namespace = object.metadata?.namespace;
+  return client.patch(name, patch, { type: 'merge', ...(namespace === undefined ? {} : { namespace }) });
 }

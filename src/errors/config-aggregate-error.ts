@@ -9,7 +9,7 @@ export class ConfigAggregateError extends ConfigError {
   /** Every problem found, in file order. */
   readonly errors: readonly ConfigError[];
 
-  constructor(errors: readonly ConfigError[], options: { file?: string } = {}) {
+  constructor(errors: readonly ConfigError[], options: { file?: string | undefined } = {}) {
     const lines = errors.map((error) => `  ${error.message}`);
     super(`${errors.length} problems in the configuration:\n${lines.join('\n')}`, { file: options.file });
     this.errors = errors;

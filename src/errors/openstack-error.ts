@@ -187,7 +187,8 @@ function str(value: unknown): string | undefined {
   return text === '' ? undefined : text.slice(0, MAX_TEXT);
 }
 
-function clean(fault: OpenStackFault): OpenStackFault {
+/** The fault without its undefined fields: absent, not present as undefined. */
+function clean(fault: { [K in keyof OpenStackFault]: OpenStackFault[K] | undefined }): OpenStackFault {
   const out: OpenStackFault = {};
   if (fault.type !== undefined) out.type = fault.type;
   if (fault.message !== undefined) out.message = fault.message;

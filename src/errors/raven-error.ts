@@ -43,7 +43,10 @@ export class ConfigError extends RavenError {
   readonly path: string;
   readonly file: string | undefined;
 
-  constructor(message: string, options: RavenErrorOptions & { path?: string; file?: string } = {}) {
+  constructor(
+    message: string,
+    options: RavenErrorOptions & { path?: string | undefined; file?: string | undefined } = {},
+  ) {
     const where = [options.file, options.path].filter((part) => part !== undefined && part !== '').join(': ');
     super('ERR_CONFIG', where === '' ? message : `${where}: ${message}`, options);
     this.path = options.path ?? '';

@@ -90,9 +90,9 @@ export class SharedInformers {
     const informer = new Informer<T>({
       name: key,
       indexers,
-      transform: transform,
-      clock,
-      logger,
+      ...(transform === undefined ? {} : { transform }),
+      ...(clock === undefined ? {} : { clock }),
+      ...(logger === undefined ? {} : { logger }),
       source: () =>
         watchResource<T>({
           // The store keeps every object (and gives handlers the old one): the watcher need not.
@@ -102,8 +102,8 @@ export class SharedInformers {
           dropManagedFields: true,
           ...watcher,
           transport,
-          clock,
-          logger,
+          ...(clock === undefined ? {} : { clock }),
+          ...(logger === undefined ? {} : { logger }),
           resource: spec.resource,
           namespaces: spec.namespaces,
           labelSelector: spec.labelSelector,

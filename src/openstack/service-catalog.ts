@@ -5,18 +5,18 @@
  */
 import { ConfigError } from '../errors/raven-error.js';
 
-/** One entry of `token.catalog`. */
+/** One entry of `token.catalog`, as the token schema decodes it (undefined: not in the answer). */
 export interface CatalogService {
   type: string;
-  name?: string;
+  name?: string | undefined;
   endpoints: CatalogEndpoint[];
 }
 
 export interface CatalogEndpoint {
   url: string;
   interface: string;
-  region?: string | null;
-  region_id?: string | null;
+  region?: string | null | undefined;
+  region_id?: string | null | undefined;
 }
 
 export interface EndpointFilter {

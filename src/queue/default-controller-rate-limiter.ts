@@ -16,5 +16,6 @@ import type { RateLimiter } from './rate-limiter.js';
  * const queue = createRateLimitingQueue({ rateLimiter: defaultControllerRateLimiter({ clock }) });
  */
 export function defaultControllerRateLimiter<K>(options: { clock?: Clock } = {}): RateLimiter<K> {
-  return maxOfRateLimiter<K>(exponentialRateLimiter<K>(), bucketRateLimiter<K>({ clock: options.clock }));
+  const bucket = bucketRateLimiter<K>({ ...(options.clock === undefined ? {} : { clock: options.clock }) });
+  return maxOfRateLimiter<K>(exponentialRateLimiter<K>(), bucket);
 }

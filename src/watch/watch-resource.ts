@@ -20,6 +20,7 @@ import { planNamespaceQueries } from './scope/plan-namespace-queries.js';
 import { systemClock } from '../util/clock.js';
 import { merge } from './merge.js';
 import { OutageTracker, type OutageTrackerOptions } from './outage-tracker.js';
+import type { ObjectPeek } from './decode/peek.js';
 import { Watcher, type WatcherOptions } from './watcher.js';
 import type { KubeObject, WatcherEvent, WatcherStatus } from './watcher-events.js';
 
@@ -30,9 +31,9 @@ export interface WatchResourceOptions extends Omit<
   /** The resource, as discovery resolved it. */
   resource: ResourceRef;
   /** Namespace scope; undefined (or `[]`) is every namespace. Ignored for cluster-scoped resources. */
-  namespaces?: NamespaceScopeSpec;
-  labelSelector?: string;
-  fieldSelector?: string;
+  namespaces?: NamespaceScopeSpec | undefined;
+  labelSelector?: string | undefined;
+  fieldSelector?: string | undefined;
   /**
    * Report outages as a few lines (`outage-tracker.ts`): one when one starts, one every 30 s
    * while it lasts, one when it heals. One tracker for all the namespaces watched. Default: not
@@ -153,14 +154,24 @@ export function watchResource<T extends KubeObject = KubeObject>(
   options: WatchResourceOptions,
 ): ScopedWatcher<T> {
   // `outages` is the ScopedWatcher's (see `scoped`), not each Watcher's.
-  const { resource, namespaces, resume, outages: _outages, ...rest } = options;
+  const {
+    resource,
+    namespaces,
+    resume,
+    labelSelector: _labelSelector,
+    fieldSelector: _fieldSelector,
+    outages: _outages,
+    ...rest
+  } = options;
   // A resumed watcher knows only the objects in its own scope, or a relist would tombstone the rest.
-  const resumeWhere = (keep: (namespace: string | undefined) => boolean): WatcherOptions['resume'] =>
+  const resumeWhere = (keep: (namespace: string | undefined) => boolean): Pick<WatcherOptions, 'resume'> =>
     resume === undefined
-      ? undefined
+      ? {}
       : {
-          resourceVersion: resume.resourceVersion,
-          objects: [...resume.objects].filter((o) => keep(o.metadata?.namespace)),
+          resume: {
+            resourceVersion: resume.resourceVersion,
+            objects: [...resume.objects].filter((o) => keep(o.metadata?.namespace)),
+          },
         };
   const labelSelector =
     options.labelSelector === undefined
@@ -168,16 +179,17 @@ export function watchResource<T extends KubeObject = KubeObject>(
       : parseLabelSelector(options.labelSelector).toString() || undefined;
   const fieldSelector =
     options.fieldSelector === undefined ? undefined : parseFieldSelector(options.fieldSelector);
-  const base = { ...rest, labelSelector };
+  const base = { ...rest, ...(labelSelector === undefined ? {} : { labelSelector }) };
   const watchers = new Map<string, Watcher<T>>();
   if (!resource.namespaced) {
+    const clusterFieldSelector = fieldSelector?.toString() || undefined;
     watchers.set(
       '*',
       new Watcher<T>({
         ...base,
-        fieldSelector: fieldSelector?.toString() || undefined,
+        ...(clusterFieldSelector === undefined ? {} : { fieldSelector: clusterFieldSelector }),
         path: resourcePath(resource),
-        resume,
+        ...(resume === undefined ? {} : { resume }),
       }),
     );
     return scoped(watchers, options);
@@ -191,9 +203,9 @@ export function watchResource<T extends KubeObject = KubeObject>(
         namespace,
         new Watcher<T>({
           ...base,
-          fieldSelector: plan.fieldSelector,
+          ...(plan.fieldSelector === undefined ? {} : { fieldSelector: plan.fieldSelector }),
           path: resourcePath(resource, { namespace }),
-          resume: resumeWhere((ns) => ns === namespace),
+          ...resumeWhere((ns) => ns === namespace),
         }),
       );
     }
@@ -203,11 +215,12 @@ export function watchResource<T extends KubeObject = KubeObject>(
       '*',
       new Watcher<T>({
         ...base,
-        fieldSelector: plan.fieldSelector,
+        ...(plan.fieldSelector === undefined ? {} : { fieldSelector: plan.fieldSelector }),
         path: resourcePath(resource),
-        accept:
-          filter === undefined ? undefined : (peek) => peek.namespace === undefined || filter(peek.namespace),
-        resume: resumeWhere((ns) => filter === undefined || ns === undefined || filter(ns)),
+        ...(filter === undefined
+          ? {}
+          : { accept: (peek: ObjectPeek) => peek.namespace === undefined || filter(peek.namespace) }),
+        ...resumeWhere((ns) => filter === undefined || ns === undefined || filter(ns)),
       }),
     );
   }

@@ -550,7 +550,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
         if (cbor) {
           // A CBOR list is one data item: it is read whole, then taken apart item by item.
           const list = await decodeCborList<T>(body, {
-            dropManagedFields: this.#o.dropManagedFields,
+            dropManagedFields: this.#o.dropManagedFields === true,
             filter,
           });
           for (const item of list.items) {
@@ -560,7 +560,10 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
           }
           metadata = list.result.metadata;
         } else {
-          const decoder = new ListDecoder<T>({ dropManagedFields: this.#o.dropManagedFields, filter });
+          const decoder = new ListDecoder<T>({
+            dropManagedFields: this.#o.dropManagedFields === true,
+            filter,
+          });
           for await (const chunk of body) {
             for (const item of decoder.push(chunk)) {
               this.#reconcile(item.object, item, false, relist, out);
@@ -646,7 +649,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
       this.#policy.connected();
       if (!initial) this.#phase = 'watching';
       const decode: DecodeWatchOptions = {
-        dropManagedFields: this.#o.dropManagedFields,
+        dropManagedFields: this.#o.dropManagedFields === true,
         // Peeking before parsing pays off where objects are skipped: namespace filtering and the
         // streaming initial list (unchanged objects). A live watch rarely repeats a resourceVersion,
         // so it parses straight away and #apply drops a repeat after parsing.

@@ -22,7 +22,7 @@ function recording(client: KubeClient, dropAccept = false): WatchTransport & { t
     types,
     async stream(request) {
       const { headers, ...rest } = request;
-      const response = await client.stream(dropAccept ? rest : { ...rest, headers });
+      const response = await client.stream(dropAccept || headers === undefined ? rest : { ...rest, headers });
       types.push(String(response.headers['content-type']).split(';')[0] ?? '');
       return response;
     },

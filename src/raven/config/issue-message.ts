@@ -128,7 +128,7 @@ function issueMessage(issue: z.core.$ZodIssue, value: unknown, variables: readon
   const choices =
     issue.code === 'invalid_value'
       ? issue.values.map(String)
-      : issue.code === 'invalid_union' && 'options' in issue && issue.options !== undefined
+      : issue.code === 'invalid_union' && 'options' in issue
         ? issue.options.map(String)
         : undefined;
   if (choices !== undefined) {

@@ -125,7 +125,12 @@ export function buildSink(config: SinkConfig, options: BuildSinkOptions = {}): S
         name: config.name,
         url: config.url,
         ...(config.tenant === undefined ? {} : { tenant: config.tenant }),
-        ...(config.username === undefined ? {} : { username: config.username, password: config.password }),
+        ...(config.username === undefined
+          ? {}
+          : {
+              username: config.username,
+              ...(config.password === undefined ? {} : { password: config.password }),
+            }),
         ...(config.bearerToken === undefined ? {} : { bearerToken: config.bearerToken }),
         headers: config.headers,
         labels: config.labels,

@@ -57,7 +57,9 @@ export function buildChangeEvent(context: ChangeContext, change: Change): Change
   const meta = object.metadata;
   const diff =
     change.type === 'modified' && previous !== undefined
-      ? diffObjects(previous, object, { ignore: context.diffIgnore })
+      ? diffObjects(previous, object, {
+          ...(context.diffIgnore === undefined ? {} : { ignore: context.diffIgnore }),
+        })
       : [];
   return {
     id: eventId(context.watcher, change.type, object, change.ends, change.since),

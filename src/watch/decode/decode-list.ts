@@ -25,8 +25,8 @@ import { RavenError } from '../../errors/raven-error.js';
 export interface DecodeListOptions {
   /** Drop each item's `metadata.managedFields`, cutting it from the text before parsing. */
   dropManagedFields?: boolean;
-  /** Return false to drop an item before it is parsed (see `peek.ts`). */
-  filter?: (peek: ObjectPeek) => boolean;
+  /** Return false to drop an item before it is parsed (see `peek.ts`); undefined is no filter. */
+  filter?: ((peek: ObjectPeek) => boolean) | undefined;
   /** Largest accepted item (or other top-level value), in bytes; default 128 MiB. */
   maxItemBytes?: number;
 }

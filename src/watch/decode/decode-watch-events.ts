@@ -31,8 +31,11 @@ import { isObjectEventType, type KubeObject, type WatchEvent } from './watch-eve
 export interface DecodeWatchOptions {
   /** Drop `object.metadata.managedFields`, cutting it from the text before parsing. */
   dropManagedFields?: boolean;
-  /** Return false to drop an event before it is parsed. Never consulted for ERROR events. */
-  filter?: (peek: WatchEventPeek) => boolean;
+  /**
+   * Return false to drop an event before it is parsed. Never consulted for ERROR events. Undefined
+   * is no filter: a watcher sets it so when its initial list ends, without changing the object's shape.
+   */
+  filter?: ((peek: WatchEventPeek) => boolean) | undefined;
   /** Longest accepted line, in bytes; default {@link DEFAULT_MAX_LINE_BYTES}. */
   maxLineBytes?: number;
 }

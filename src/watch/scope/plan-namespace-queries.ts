@@ -27,7 +27,7 @@ export type NamespaceQueryPlan =
 
 export interface PlanOptions {
   /** The caller's own field selector, combined with any terms the plan adds. */
-  fieldSelector?: FieldSelector | string;
+  fieldSelector?: FieldSelector | string | undefined;
   /** Above this many exact namespaces, use one all-namespaces query instead; default: no limit. */
   maxNamespacedWatches?: number;
 }

@@ -177,13 +177,18 @@ test('a client certificate from the plugin is returned as cert and key', async (
 test('v1 requires interactiveMode while v1beta1 defaults to IfAvailable', async () => {
   const dir = await tempDir();
   const command = await plugin(dir, { apiVersion: v1beta1 });
+  // Without interactiveMode, as a kubeconfig that does not give it is parsed.
+  const { interactiveMode: _mode, ...withoutMode } = execConfig(command);
   assert.throws(
-    () => auth(execConfig(command, { interactiveMode: undefined })),
+    () => auth(withoutMode),
     (err: unknown) => err instanceof ConfigError && /exec\.interactiveMode: is required/.test(err.message),
   );
-  const beta = auth(execConfig(command, { apiVersion: v1beta1, interactiveMode: undefined }), {
-    stdinIsTTY: true,
-  });
+  const beta = auth(
+    { ...withoutMode, apiVersion: v1beta1 },
+    {
+      stdinIsTTY: true,
+    },
+  );
   await beta.authenticate();
   assert.equal(
     (JSON.parse(await readFile(join(dir, 'info'), 'utf8')) as { spec: { interactive: boolean } }).spec

@@ -14,10 +14,9 @@ const obj = (name: string, rv: string, owner?: string): KubeObject => ({
     namespace: 'ns',
     resourceVersion: rv,
     uid: `uid-${name}`,
-    ownerReferences:
-      owner === undefined
-        ? undefined
-        : [{ apiVersion: 'v1', kind: 'ReplicationController', name: owner, uid: 'x' }],
+    ...(owner === undefined
+      ? {}
+      : { ownerReferences: [{ apiVersion: 'v1', kind: 'ReplicationController', name: owner, uid: 'x' }] }),
   },
 });
 

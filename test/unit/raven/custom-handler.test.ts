@@ -23,7 +23,7 @@ const event = (name: string) =>
   );
 
 function context(
-  logs: { level: string; obj: object; msg?: string }[],
+  logs: { level: string; obj: object; msg?: string | undefined }[],
   objects: KubeObject[] = [],
 ): HandlerContext {
   const logger = {
@@ -55,7 +55,7 @@ test('the example handler module loads through its factory and handles deletions
     'count-deletions.mjs',
   );
   const handler = await loadHandler(module, { warnAbove: 1 }, 'handlers[0].module');
-  const logs: { level: string; obj: object; msg?: string }[] = [];
+  const logs: { level: string; obj: object; msg?: string | undefined }[] = [];
   const ctx = context(logs, [{ metadata: { name: 'other', namespace: 'shop' } }]);
   await handler.start?.(ctx);
   await handler.handle(event('a'), ctx);

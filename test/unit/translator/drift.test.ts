@@ -214,7 +214,7 @@ test('a rule no policy implies is deleted, before a missing rule is created and 
   assert.ok(egress && nsGroup && npGroup);
   // Behind Raven's back: a rule of the namespace's group deleted, TCP 22 from anywhere added to the
   // policy's group, and the pod's port given back its namespace's group.
-  nsGroup.security_group_rules = nsGroup.security_group_rules?.slice(1);
+  nsGroup.security_group_rules = (nsGroup.security_group_rules ?? []).slice(1);
   npGroup.security_group_rules?.push(
     rule('sg-np', 'open-22', {
       direction: 'ingress',

@@ -55,7 +55,7 @@ const view: PolicyView = {
 
 const policy = (spec: PolicyShape['spec']): PolicyShape => ({
   metadata: { name: 'p', namespace: 'shop', uid: 'u' },
-  spec,
+  ...(spec === undefined ? {} : { spec }),
 });
 
 const keys = (rules: RuleSpec[]): string[] => rules.map(ruleKey).sort();

@@ -31,7 +31,9 @@ function start(
     clock,
     random: () => 0.5,
     watchList: options.watchList ?? false,
-    inactivityTimeoutMs: options.inactivityTimeoutMs,
+    ...(options.inactivityTimeoutMs === undefined
+      ? {}
+      : { inactivityTimeoutMs: options.inactivityTimeoutMs }),
     ...(options.resume === undefined ? {} : { resume: options.resume }),
   });
   const events: WatcherEvent[] = [];

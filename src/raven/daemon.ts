@@ -11,8 +11,9 @@
  *   daemon list and deliver what differs from each sink's checkpoint, and it reports that gap;
  * - a sink with no checkpoint gets a baseline (`initial: none`) or an `added` per object
  *   (`initial: added`);
- * - a sink that falls past its backlog limit is brought up to date from its checkpoint once it
- *   accepts events again (intermediate states of an object are then coalesced: a gap, reported);
+ * - a sink that falls past its backlog limit is brought up to date from its checkpoint as soon as
+ *   its deliveries in flight have finished (intermediate states of an object are then coalesced:
+ *   a gap, reported; `delivery/overflow-recovery.ts`);
  * - a failing sink or handler never blocks the others or the watchers;
  * - on shutdown, watching stops, deliveries drain up to `shutdown.drainTimeoutSeconds`, and the
  *   checkpoints are written.
@@ -317,11 +318,11 @@ export class Daemon {
       clock: this.#clock,
       logger: this.#log,
       metrics: this.metrics,
+      watchersOf: (sink) => router.watchersOf(sink),
       ...(this.#options.stdout === undefined ? {} : { stdout: this.#options.stdout }),
     });
     const deliveries = sinks.byName;
     const handlers = new Map<string, HandlerRunner>();
-    const watcherSinks = new Map<string, WatcherSinks>();
     try {
       const sinkSide: WatcherSinksContext = {
         router,
@@ -374,10 +375,6 @@ export class Daemon {
         handlers.set(h.name, runner);
       }
 
-      sinks.watchOverflows((sink, since) =>
-        router.watchersOf(sink).flatMap((watcher) => watcherSinks.get(watcher)?.resync(sink, since) ?? []),
-      );
-
       const involved = config.watchers.some((w) => w.type === 'events')
         ? this.#involvedObjects(client, discovery, stopWork.signal)
         : Promise.resolve(undefined);
@@ -393,9 +390,9 @@ export class Daemon {
             : undefined;
         if (stopWork.signal.aborted) return;
         const pipeline = new WatcherPipeline(watcherConfig, resolved, feed);
-        const sinks = new WatcherSinks(sinkSide, pipeline);
+        const watcherSinks = new WatcherSinks(sinkSide, pipeline);
         this.#pipelines.set(watcherConfig.name, pipeline);
-        watcherSinks.set(watcherConfig.name, sinks);
+        sinks.recover(watcherConfig.name, watcherSinks);
         const log = this.#log.child({ watcher: watcherConfig.name });
         const ui = this.#uiSource(watcherConfig.name, resolved);
         const taps = [
@@ -404,7 +401,7 @@ export class Daemon {
           ...(ui === undefined ? [] : [uiTap(ui)]),
           handlersTap(router, handlers),
         ];
-        await runWatcher(pipeline, sinks, taps, {
+        await runWatcher(pipeline, watcherSinks, taps, {
           transport: client,
           clock: this.#clock,
           logger: log,

@@ -36,7 +36,7 @@ import { leaseTimingsMs, type RavenConfig } from './config/raven-config-schema.j
 import { resolveWatchers } from './resolve-watchers.js';
 import { runShardedReplica } from './sharded-replica.js';
 import { SinkDeliveries } from './delivery/sink-deliveries.js';
-import { HandlerRunner, loadHandler, type HandlerContext } from './handlers/custom-handler.js';
+import { HandlerRunner, handlerCache, loadHandler, type HandlerContext } from './handlers/custom-handler.js';
 import { HealthServer, type MountedRoutes, type Readiness } from './health-server.js';
 import { RavenMetrics } from './metrics/metrics.js';
 import { Router } from './routing/router.js';
@@ -349,11 +349,13 @@ export class Daemon {
           discovery,
           logger: this.#log.child({ handler: h.name }),
           signal: stopWork.signal,
-          cache: (watcher) => {
-            const pipeline = this.#pipelines.get(watcher);
-            if (pipeline === undefined) throw new Error(`no watcher named ${watcher}`);
-            return { get: (ns, name) => pipeline.get(ns, name), list: () => pipeline.objects() };
-          },
+          cache: (watcher) =>
+            handlerCache(
+              h.name,
+              watcher,
+              this.#pipelines,
+              config.watchers.map((w) => w.name),
+            ),
         };
         const runner = new HandlerRunner(
           h.name,

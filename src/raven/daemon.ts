@@ -11,8 +11,9 @@
  *   daemon list and deliver what differs from each sink's checkpoint, and it reports that gap;
  * - a sink with no checkpoint gets a baseline (`initial: none`) or an `added` per object
  *   (`initial: added`);
- * - a sink that falls past its backlog limit is brought up to date from its checkpoint once it
- *   accepts events again (intermediate states of an object are then coalesced: a gap, reported);
+ * - a sink that falls past its backlog limit is brought up to date from its checkpoint as soon as
+ *   its deliveries in flight have finished (intermediate states of an object are then coalesced:
+ *   a gap, reported; `delivery/overflow-recovery.ts`);
  * - a failing sink or handler never blocks the others or the watchers;
  * - on shutdown, watching stops, deliveries drain up to `shutdown.drainTimeoutSeconds`, and the
  *   checkpoints are written.
@@ -35,7 +36,7 @@ import { leaseTimingsMs, type RavenConfig } from './config/raven-config-schema.j
 import { resolveWatchers } from './resolve-watchers.js';
 import { runShardedReplica } from './sharded-replica.js';
 import { SinkDeliveries } from './delivery/sink-deliveries.js';
-import { HandlerRunner, loadHandler, type HandlerContext } from './handlers/custom-handler.js';
+import { HandlerRunner, handlerCache, loadHandler, type HandlerContext } from './handlers/custom-handler.js';
 import { HealthServer, type MountedRoutes, type Readiness } from './health-server.js';
 import { RavenMetrics } from './metrics/metrics.js';
 import { Router } from './routing/router.js';
@@ -66,7 +67,15 @@ export interface DaemonOptions {
   random?: () => number;
   /** The web view, served under `server.ui.path` when `server.ui.enabled` (built by the CLI). */
   ui?: DaemonUi;
+  /**
+   * The cluster's client: made from the kubeconfig (`config.kubeconfig`, `config.context`, `env`)
+   * unless given. A given client stays the caller's: the daemon does not destroy it.
+   */
+  client?: KubeClient;
 }
+
+/** One term of work: until `signal` aborts; `epoch` the leader's term, `parts` a sharded replica's. */
+type Work = (signal: AbortSignal, epoch?: number, parts?: readonly number[]) => Promise<void>;
 
 /** What the daemon needs of the web view: its routes, and a way in for each watcher's changes. */
 export interface DaemonUi {
@@ -127,35 +136,9 @@ export class Daemon {
   /** Run until `signal` aborts; resolves after a graceful shutdown. */
   async run(signal: AbortSignal): Promise<void> {
     const config = this.#config;
-    const client = new KubeClient(
-      await loadConfig({
-        ...(config.kubeconfig === undefined ? {} : { kubeconfig: config.kubeconfig }),
-        ...(config.context === undefined ? {} : { context: config.context }),
-        ...(this.#options.env === undefined ? {} : { env: this.#options.env }),
-        logger: this.#log,
-      }),
-      { logger: this.#log },
-    );
+    const client = this.#options.client ?? (await this.#connect());
     try {
-      if (config.server.enabled) {
-        const ui = config.server.ui.enabled ? this.#options.ui : undefined;
-        this.#health = await HealthServer.start({
-          address: config.server.address,
-          port: config.server.port,
-          registry: this.metrics.registry,
-          readiness: () => this.readiness(),
-          ...(ui === undefined ? {} : { ui: { path: config.server.ui.path, routes: ui.routes } }),
-        });
-        this.#log.info({ url: this.#health.url }, 'serving /healthz, /readyz and /metrics');
-        if (ui !== undefined)
-          this.#log.info(
-            {
-              url: `${this.#health.url}${config.server.ui.path}/`,
-              token: config.server.ui.token !== undefined,
-            },
-            'serving the web view',
-          );
-      }
+      await this.#serveHealth();
       const discovery = new Discovery(client, { logger: this.#log });
       const resources = await resolveWatchers(config.watchers, discovery, {
         clock: this.#clock,
@@ -165,59 +148,104 @@ export class Daemon {
         ...(this.#options.configFile === undefined ? {} : { configFile: this.#options.configFile }),
       });
       if (resources === undefined) return;
-      if (config.leaderElection.enabled) {
-        const le = config.leaderElection;
-        this.#standby = true;
-        this.metrics.leader.set(0);
-        await new LeaderElector({
-          client,
-          namespace: le.namespace,
-          name: le.name,
-          identity: le.identity,
-          ...leaseTimingsMs(le),
-          clock: this.#clock,
-          logger: this.#log,
-          onStartedLeading: async (leading, term) => {
-            this.#leading = true;
-            this.metrics.leader.set(1);
-            try {
-              await this.#work(client, discovery, resources, leading, term.epoch);
-            } finally {
-              this.#leading = false;
-              this.metrics.leader.set(0);
-            }
-          },
-          onNewLeader: (identity) => this.#log.info({ leader: identity }, 'leader'),
-        }).run(signal);
-      } else if (config.sharding.enabled) {
-        this.#standby = true;
-        this.metrics.leader.set(0);
-        await runShardedReplica(
-          {
-            client,
-            config: config.sharding,
-            clock: this.#clock,
-            logger: this.#log,
-            ...(this.#options.random === undefined ? {} : { random: this.#options.random }),
-            work: (parts, stop) => this.#work(client, discovery, resources, stop, undefined, parts),
-            onMembers: (members) => this.metrics.shardMembers.set(members.length),
-            onParts: (parts) => {
-              this.#leading = parts.length > 0;
-              this.metrics.leader.set(parts.length > 0 ? 1 : 0);
-              this.metrics.shardParts.set(parts.length);
-            },
-          },
-          signal,
-        );
-      } else {
-        this.metrics.leader.set(1);
-        this.#leading = true;
-        await this.#work(client, discovery, resources, signal);
-      }
+      const work: Work = (stop, epoch, parts) => this.#work(client, discovery, resources, stop, epoch, parts);
+      if (config.leaderElection.enabled) await this.#leaderElected(client, work, signal);
+      else if (config.sharding.enabled) await this.#sharded(client, work, signal);
+      else await this.#single(work, signal);
     } finally {
       await this.#health?.close();
-      await client.destroy();
+      if (this.#options.client === undefined) await client.destroy();
     }
+  }
+
+  async #connect(): Promise<KubeClient> {
+    const config = this.#config;
+    return new KubeClient(
+      await loadConfig({
+        ...(config.kubeconfig === undefined ? {} : { kubeconfig: config.kubeconfig }),
+        ...(config.context === undefined ? {} : { context: config.context }),
+        ...(this.#options.env === undefined ? {} : { env: this.#options.env }),
+        logger: this.#log,
+      }),
+      { logger: this.#log },
+    );
+  }
+
+  /** `/healthz`, `/readyz`, `/metrics` and the web view, when `server.enabled`. */
+  async #serveHealth(): Promise<void> {
+    const config = this.#config;
+    if (!config.server.enabled) return;
+    const ui = config.server.ui.enabled ? this.#options.ui : undefined;
+    this.#health = await HealthServer.start({
+      address: config.server.address,
+      port: config.server.port,
+      registry: this.metrics.registry,
+      readiness: () => this.readiness(),
+      ...(ui === undefined ? {} : { ui: { path: config.server.ui.path, routes: ui.routes } }),
+    });
+    this.#log.info({ url: this.#health.url }, 'serving /healthz, /readyz and /metrics');
+    if (ui !== undefined)
+      this.#log.info(
+        { url: `${this.#health.url}${config.server.ui.path}/`, token: config.server.ui.token !== undefined },
+        'serving the web view',
+      );
+  }
+
+  /** The only replica: works until `signal` aborts. */
+  async #single(work: Work, signal: AbortSignal): Promise<void> {
+    this.metrics.leader.set(1);
+    this.#leading = true;
+    await work(signal);
+  }
+
+  /** One of several replicas: works while it holds the Lease, a term at a time. */
+  async #leaderElected(client: KubeClient, work: Work, signal: AbortSignal): Promise<void> {
+    const le = this.#config.leaderElection;
+    this.#standby = true;
+    this.metrics.leader.set(0);
+    await new LeaderElector({
+      client,
+      namespace: le.namespace,
+      name: le.name,
+      identity: le.identity,
+      ...leaseTimingsMs(le),
+      clock: this.#clock,
+      logger: this.#log,
+      onStartedLeading: async (leading, term) => {
+        this.#leading = true;
+        this.metrics.leader.set(1);
+        try {
+          await work(leading, term.epoch);
+        } finally {
+          this.#leading = false;
+          this.metrics.leader.set(0);
+        }
+      },
+      onNewLeader: (identity) => this.#log.info({ leader: identity }, 'leader'),
+    }).run(signal);
+  }
+
+  /** One of a group of replicas that share the hash space: works on the parts it holds. */
+  async #sharded(client: KubeClient, work: Work, signal: AbortSignal): Promise<void> {
+    this.#standby = true;
+    this.metrics.leader.set(0);
+    await runShardedReplica(
+      {
+        client,
+        config: this.#config.sharding,
+        clock: this.#clock,
+        logger: this.#log,
+        ...(this.#options.random === undefined ? {} : { random: this.#options.random }),
+        work: (parts, stop) => work(stop, undefined, parts),
+        onMembers: (members) => this.metrics.shardMembers.set(members.length),
+        onParts: (parts) => {
+          this.#leading = parts.length > 0;
+          this.metrics.leader.set(parts.length > 0 ? 1 : 0);
+          this.metrics.shardParts.set(parts.length);
+        },
+      },
+      signal,
+    );
   }
 
   /**
@@ -267,7 +295,11 @@ export class Daemon {
     return out;
   }
 
-  /** Everything that runs only while this replica is the active one (sharded: on `parts`). */
+  /**
+   * Everything that runs only while this replica is the active one (sharded: on `parts`):
+   * checkpoint → deliveries → handlers → one `runWatcher` per watcher (and the translators) →
+   * drain.
+   */
   async #work(
     client: KubeClient,
     discovery: Discovery,
@@ -284,48 +316,24 @@ export class Daemon {
     const onAbort = (): void => stopWork.abort(signal.reason);
     if (signal.aborted) onAbort();
     else signal.addEventListener('abort', onAbort, { once: true });
-    // A shared checkpoint another replica took over stops this replica's work at once.
-    const sh = config.sharding;
-    // Sharded: one fence per part owned, and the checkpoint kept per part.
-    const opened = await openCheckpointStore(config.checkpoint, {
-      clock: this.#clock,
-      logger: this.#log,
-      holder: parts === undefined ? config.leaderElection.identity : sh.identity,
-      ...(epoch === undefined ? {} : { epoch }),
-      ...(parts === undefined ? {} : { fences: parts.map((part) => `${sh.group}/${part}`) }),
-      onFenced: (error) => {
-        this.metrics.checkpointFenced.inc();
-        stopWork.abort(error);
+    const { checkpoints, sharded, shard } = await this.#openCheckpoints(stopWork, epoch, parts).catch(
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        throw err;
       },
-    }).catch((err: unknown) => {
-      signal.removeEventListener('abort', onAbort);
-      throw err;
-    });
-    const sharded =
-      parts === undefined
-        ? undefined
-        : new ShardedCheckpoints(opened, { field: sh.field, buckets: sh.buckets, owned: parts });
-    const checkpoints: CheckpointStore = sharded ?? opened;
-    const shard: Shard | undefined =
-      parts === undefined
-        ? undefined
-        : {
-            field: sh.field,
-            range: parts.map((part) => splitHashSpace(sh.buckets)[part] as ShardRange),
-          };
+    );
     const sinks = new SinkDeliveries(config.sinks, {
       clock: this.#clock,
       logger: this.#log,
       metrics: this.metrics,
+      watchersOf: (sink) => router.watchersOf(sink),
       ...(this.#options.stdout === undefined ? {} : { stdout: this.#options.stdout }),
     });
-    const deliveries = sinks.byName;
     const handlers = new Map<string, HandlerRunner>();
-    const watcherSinks = new Map<string, WatcherSinks>();
     try {
       const sinkSide: WatcherSinksContext = {
         router,
-        deliveries,
+        deliveries: sinks.byName,
         checkpoints,
         metrics: this.metrics,
         logger: this.#log,
@@ -335,49 +343,12 @@ export class Daemon {
         ...(sharded === undefined
           ? {}
           : {
-              sharding: { field: sh.field, buckets: sh.buckets },
+              sharding: { field: config.sharding.field, buckets: config.sharding.buckets },
               replayFloor: (event, sink) => sharded.replayFloor(event, sink),
               partOf: (uid, namespace) => sharded.partOf(uid, namespace),
             }),
       };
-      for (const [index, h] of config.handlers.entries()) {
-        const context: HandlerContext = {
-          name: h.name,
-          options: h.options,
-          client,
-          discovery,
-          logger: this.#log.child({ handler: h.name }),
-          signal: stopWork.signal,
-          cache: (watcher) => {
-            const pipeline = this.#pipelines.get(watcher);
-            if (pipeline === undefined) throw new Error(`no watcher named ${watcher}`);
-            return { get: (ns, name) => pipeline.get(ns, name), list: () => pipeline.objects() };
-          },
-        };
-        const runner = new HandlerRunner(
-          h.name,
-          await loadHandler(h.module, h.options, `handlers[${index}].module`),
-          context,
-          (error, event) => {
-            this.metrics.handlerErrors.inc({ handler: h.name });
-            this.#log.error(
-              {
-                handler: h.name,
-                event: event.id,
-                err: error instanceof Error ? error.message : String(error),
-              },
-              'handler failed',
-            );
-          },
-        );
-        await runner.start();
-        handlers.set(h.name, runner);
-      }
-
-      sinks.watchOverflows((sink, since) =>
-        router.watchersOf(sink).flatMap((watcher) => watcherSinks.get(watcher)?.resync(sink, since) ?? []),
-      );
-
+      await this.#startHandlers(handlers, client, discovery, stopWork.signal);
       const involved = config.watchers.some((w) => w.type === 'events')
         ? this.#involvedObjects(client, discovery, stopWork.signal)
         : Promise.resolve(undefined);
@@ -393,9 +364,9 @@ export class Daemon {
             : undefined;
         if (stopWork.signal.aborted) return;
         const pipeline = new WatcherPipeline(watcherConfig, resolved, feed);
-        const sinks = new WatcherSinks(sinkSide, pipeline);
+        const watcherSinks = new WatcherSinks(sinkSide, pipeline);
         this.#pipelines.set(watcherConfig.name, pipeline);
-        watcherSinks.set(watcherConfig.name, sinks);
+        sinks.recover(watcherConfig.name, watcherSinks);
         const log = this.#log.child({ watcher: watcherConfig.name });
         const ui = this.#uiSource(watcherConfig.name, resolved);
         const taps = [
@@ -404,7 +375,7 @@ export class Daemon {
           ...(ui === undefined ? [] : [uiTap(ui)]),
           handlersTap(router, handlers),
         ];
-        await runWatcher(pipeline, sinks, taps, {
+        await runWatcher(pipeline, watcherSinks, taps, {
           transport: client,
           clock: this.#clock,
           logger: log,
@@ -423,6 +394,70 @@ export class Daemon {
       await this.#drain(sinks, handlers, checkpoints);
       this.#pipelines.clear();
       this.#translators.clear();
+    }
+  }
+
+  /**
+   * The checkpoint for one term of work. A shared checkpoint another replica took over stops the
+   * work at once (`stopWork`). Sharded: one fence per part owned, the checkpoint kept per part,
+   * and the part of the hash space the watches cover.
+   */
+  async #openCheckpoints(
+    stopWork: AbortController,
+    epoch: number | undefined,
+    parts: readonly number[] | undefined,
+  ): Promise<{ checkpoints: CheckpointStore; sharded?: ShardedCheckpoints; shard?: Shard }> {
+    const config = this.#config;
+    const sh = config.sharding;
+    const opened = await openCheckpointStore(config.checkpoint, {
+      clock: this.#clock,
+      logger: this.#log,
+      holder: parts === undefined ? config.leaderElection.identity : sh.identity,
+      ...(epoch === undefined ? {} : { epoch }),
+      ...(parts === undefined ? {} : { fences: parts.map((part) => `${sh.group}/${part}`) }),
+      onFenced: (error) => {
+        this.metrics.checkpointFenced.inc();
+        stopWork.abort(error);
+      },
+    });
+    if (parts === undefined) return { checkpoints: opened };
+    const sharded = new ShardedCheckpoints(opened, { field: sh.field, buckets: sh.buckets, owned: parts });
+    const range = parts.map((part) => splitHashSpace(sh.buckets)[part] as ShardRange);
+    return { checkpoints: sharded, sharded, shard: { field: sh.field, range } };
+  }
+
+  /** Load and start each custom handler, in config order, into `handlers`. */
+  async #startHandlers(
+    handlers: Map<string, HandlerRunner>,
+    client: KubeClient,
+    discovery: Discovery,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const watchers = this.#config.watchers.map((w) => w.name);
+    for (const [index, h] of this.#config.handlers.entries()) {
+      const context: HandlerContext = {
+        name: h.name,
+        options: h.options,
+        client,
+        discovery,
+        logger: this.#log.child({ handler: h.name }),
+        signal,
+        cache: (watcher) => handlerCache(h.name, watcher, this.#pipelines, watchers),
+      };
+      const runner = new HandlerRunner(
+        h.name,
+        await loadHandler(h.module, h.options, `handlers[${index}].module`),
+        context,
+        (error, event) => {
+          this.metrics.handlerErrors.inc({ handler: h.name });
+          this.#log.error(
+            { handler: h.name, event: event.id, err: error instanceof Error ? error.message : String(error) },
+            'handler failed',
+          );
+        },
+      );
+      await runner.start();
+      handlers.set(h.name, runner);
     }
   }
 

@@ -1,28 +1,27 @@
 /**
  * The daemon's sinks at work: one delivery queue per configured sink (`delivery/sink-delivery.ts`,
- * built with the sink's `delivery:` settings and the daemon's logging and metrics), the catch-up
+ * built with the sink's `delivery:` settings and the daemon's logging and metrics), the recovery
  * of a sink that overflowed, and the drain at shutdown.
  *
- * Catch-up: a sink whose backlog passed `delivery.maxBacklog` drops what is queued and is marked
- * overflowed. Every {@link RESYNC_CHECK_MS}, each overflowed sink is given, in one synchronous
- * step, what its watchers compute from the checkpoint (`resyncOf`: the latest state of every
- * object the sink has not confirmed, with gap records where changes may be missing).
+ * Recovery: a sink whose backlog passed `delivery.maxBacklog` drops what is queued and is marked
+ * overflowed; as soon as its deliveries in flight have finished it is resynced from its checkpoint
+ * by the watchers given to {@link SinkDeliveries.recover} (`overflow-recovery.ts`).
  */
-import type { Clock, TimerHandle } from '../../util/clock.js';
+import type { Clock } from '../../util/clock.js';
 import type { Logger } from '../../util/logger.js';
 import type { RavenConfig } from '../config/raven-config-schema.js';
-import { SinkDelivery, type RoutedRecord } from './sink-delivery.js';
+import { SinkDelivery } from './sink-delivery.js';
 import type { RavenMetrics } from '../metrics/metrics.js';
 import { buildSink, type BuildSinkOptions } from './build-sink.js';
 import type { Sink } from '../sinks/sink.js';
-
-/** How often sinks that overflowed are checked for a resync. */
-export const RESYNC_CHECK_MS = 5_000;
+import { OverflowRecovery, type Resyncable } from './overflow-recovery.js';
 
 export interface SinkDeliveriesOptions {
   clock: Clock;
   logger: Logger;
   metrics: RavenMetrics;
+  /** The watchers routed to a sink, in order (`Router.watchersOf`): who resyncs it after an overflow. */
+  watchersOf: (sink: string) => readonly string[];
   /** Where a stdout sink writes (the process's stdout unless given). */
   stdout?: BuildSinkOptions['stdout'];
   /** Builds each sink from its config: `buildSink` unless given (tests give their own). */
@@ -32,14 +31,16 @@ export interface SinkDeliveriesOptions {
 export class SinkDeliveries {
   /** Each sink's delivery queue, by sink name, in config order. */
   readonly byName = new Map<string, SinkDelivery>();
-  readonly #clock: Clock;
   readonly #log: Logger;
-  readonly #overflowedAt = new Map<string, number>();
-  #timer: TimerHandle | undefined;
+  readonly #recovery: OverflowRecovery;
 
   constructor(sinks: RavenConfig['sinks'], options: SinkDeliveriesOptions) {
-    this.#clock = options.clock;
     this.#log = options.logger;
+    this.#recovery = new OverflowRecovery(this.byName, {
+      clock: options.clock,
+      logger: options.logger,
+      watchersOf: options.watchersOf,
+    });
     const build =
       options.build ??
       ((config) =>
@@ -75,33 +76,16 @@ export class SinkDeliveries {
               'event dead-lettered',
             );
           },
-          onOverflow: () => {
-            this.#overflowedAt.set(sink.name, this.#clock.now());
-            this.#log.warn(
-              { sink: sink.name },
-              'sink fell behind its backlog limit; it will be resynced from its checkpoint',
-            );
-          },
+          onOverflow: () => this.#recovery.overflowed(sink.name),
+          onOverflowDrained: () => this.#recovery.drained(sink.name),
         }),
       );
     }
   }
 
-  /**
-   * Check for overflowed sinks every {@link RESYNC_CHECK_MS} until {@link close}; an overflowed
-   * sink is resynced with what `resyncOf(sink, overflowedAt)` computes.
-   */
-  watchOverflows(resyncOf: (sink: string, since: number | undefined) => RoutedRecord[]): void {
-    const check = (): void => {
-      for (const [sink, delivery] of this.byName) {
-        if (delivery.state !== 'overflowed') continue;
-        const items = resyncOf(sink, this.#overflowedAt.get(sink));
-        this.#log.info({ sink, events: items.length }, 'resyncing sink from its checkpoint');
-        delivery.resync(items);
-      }
-      this.#timer = this.#clock.setTimeout(check, RESYNC_CHECK_MS);
-    };
-    this.#timer = this.#clock.setTimeout(check, RESYNC_CHECK_MS);
+  /** `watcher`'s side of delivery (`watcher-sinks.ts`): it resyncs its sinks after they overflow. */
+  recover(watcher: string, sinks: Resyncable): void {
+    this.#recovery.add(watcher, sinks);
   }
 
   /** Events held for every sink: queued, waiting to retry or in flight. */
@@ -112,13 +96,12 @@ export class SinkDeliveries {
   }
 
   /**
-   * Stop the overflow checks and drain every sink, each within `deadlineMs`; what a sink did not
-   * deliver in time is said once (it is found again at the next start: the checkpoint has not
-   * recorded it). Resolves with the number of sinks drained.
+   * Stop resyncing and drain every sink, each within `deadlineMs`; what a sink did not deliver in
+   * time is said once (it is found again at the next start: the checkpoint has not recorded it).
+   * Resolves with the number of sinks drained.
    */
   async close(deadlineMs: number): Promise<number> {
-    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
-    this.#timer = undefined;
+    this.#recovery.close();
     const results = await Promise.all(
       [...this.byName].map(async ([name, delivery]) => {
         const result = await delivery.close(deadlineMs);

@@ -23,11 +23,13 @@
  * - Bounded memory: at most `maxBacklog` events are held. One more and the delivery becomes
  *   `overflowed`: it drops every queued event (deliveries already in flight finish), remembers
  *   which objects were affected, drops (and remembers) every later event, and calls `onOverflow`.
- *   The owner then calls {@link SinkDelivery.resync} with one event per object computed from its
- *   cache against what this sink last confirmed (`onDelivered`): intermediate states are
- *   coalesced into one change from the last delivered state to the current one, and nothing is
- *   lost. Compute and call `resync` in one synchronous step: an event enqueued in between would be
- *   dropped (and remembered for the next overflow's resync only).
+ *   Once the deliveries it still had in flight have finished (delivered, dropped or
+ *   dead-lettered), it calls `onOverflowDrained`: what this sink last confirmed (`onDelivered`)
+ *   is then final, and the owner calls {@link SinkDelivery.resync} with one event per object
+ *   computed from its cache against it: intermediate states are coalesced into one change from
+ *   the last delivered state to the current one, and nothing is lost. Compute and call `resync`
+ *   in one synchronous step: an event enqueued in between would be dropped (and remembered for
+ *   the next overflow's resync only).
  *
  * Shutdown: `close(deadlineMs)` stops taking events and drains what is held (retries included)
  * until the deadline, then aborts; `destroy()` stops at once. Both close the sink.
@@ -76,6 +78,13 @@ export interface SinkDeliveryOptions {
   onDeadLetter?: (event: SinkRecord, error: unknown) => void;
   /** Once per overflow: queued events were dropped; call `resync` to catch up. */
   onOverflow?: () => void;
+  /**
+   * Once per overflow, after `onOverflow`, when nothing it held is in flight any more (at once if
+   * nothing was): what the sink confirmed is final, the moment to compute and call `resync`.
+   * Called from inside whatever call finished the last delivery, `enqueue` included: defer the
+   * resync if the caller may be in the middle of something.
+   */
+  onOverflowDrained?: () => void;
 }
 
 /** `running`, `overflowed` (dropping until `resync`), `closing` (draining), `closed`. */
@@ -127,8 +136,8 @@ function laneKey(event: SinkRecord): string {
  * const delivery = new SinkDelivery(new WebhookSink({ name: 'audit', url: 'https://audit.example/changes' }), {
  *   deadLetterPath: '/var/lib/raven/dead-letter.jsonl',
  *   onDelivered: (event) => delivered.push(event),
- *   // queued events were dropped: queue the latest state of each object they touched
- *   onOverflow: () => delivery.resync(latestPerObject.map((record: SinkRecord) => ({ record }))),
+ *   // queued events were dropped; nothing is in flight now: queue the latest state of each object
+ *   onOverflowDrained: () => delivery.resync(latestPerObject.map((record: SinkRecord) => ({ record }))),
  * });
  * delivery.enqueue(event);
  * await delivery.close(10_000);
@@ -154,6 +163,8 @@ export class SinkDelivery {
   #active = 0;
   #backlog = 0;
   #state: DeliveryState = 'running';
+  /** Overflowed, and `onOverflowDrained` not called yet. */
+  #draining = false;
   readonly #overflowed = new Map<string, OverflowedObject>();
   #idleWaiters: (() => void)[] = [];
 
@@ -234,6 +245,7 @@ export class SinkDelivery {
   resync(events: readonly RoutedRecord[]): void {
     if (this.#state === 'closing' || this.#state === 'closed') return;
     this.#state = 'running';
+    this.#draining = false;
     this.#overflowed.clear();
     for (const { record, ...routing } of events) this.#add(record, routing);
     this.#pump();
@@ -384,7 +396,7 @@ export class SinkDelivery {
     if (failure === undefined) this.#delivered(lane, item);
     else await this.#failed(lane, item, failure.err);
     this.#pump();
-    if (this.#idle()) this.#wakeIdle();
+    this.#whenIdle();
   }
 
   #delivered(lane: Lane, item: Pending): void {
@@ -488,8 +500,9 @@ export class SinkDelivery {
       { maxBacklog: this.#maxBacklog, objects: this.#overflowed.size },
       'the sink fell too far behind: queued events dropped until a resync',
     );
+    this.#draining = true;
     this.#call(() => this.#options.onOverflow?.(), 'onOverflow');
-    if (this.#idle()) this.#wakeIdle();
+    this.#whenIdle();
   }
 
   #remember(event: SinkRecord): void {
@@ -517,6 +530,15 @@ export class SinkDelivery {
 
   #idle(): boolean {
     return this.#backlog === 0 && this.#active === 0;
+  }
+
+  /** Nothing held: wake `close`, and tell the owner an overflow has drained. */
+  #whenIdle(): void {
+    if (!this.#idle()) return;
+    this.#wakeIdle();
+    if (this.#state !== 'overflowed' || !this.#draining) return;
+    this.#draining = false;
+    this.#call(() => this.#options.onOverflowDrained?.(), 'onOverflowDrained');
   }
 
   #wakeIdle(): void {

@@ -23,7 +23,7 @@ import { pathToFileURL } from 'node:url';
 import type { KubeClient } from '../../client/kube-client.js';
 import type { Discovery } from '../../client/discovery.js';
 import type { KubeObject } from '../../client/kube-object.js';
-import { ConfigError } from '../../errors/raven-error.js';
+import { ConfigError, RavenError } from '../../errors/raven-error.js';
 import type { Logger } from '../../util/logger.js';
 import type { ChangeEvent } from '../model/change-event.js';
 
@@ -40,7 +40,11 @@ export interface HandlerContext {
   client: KubeClient;
   discovery: Discovery;
   logger: Logger;
-  /** A watcher's current objects (redacted as events are). */
+  /**
+   * A watcher's current objects (redacted as events are). Throws a `RavenError`:
+   * `ERR_INVALID_ARGUMENT` for a name no configured watcher has, `ERR_INVALID_STATE` for a watcher
+   * that is not watching now (not yet: handlers start before the watchers; or no longer).
+   */
   cache(watcher: string): CacheView;
   /** Aborts when the daemon stops. */
   signal: AbortSignal;
@@ -90,6 +94,37 @@ export async function loadHandler(
     );
   }
   return candidate;
+}
+
+/** What `context.cache` reads from a running watcher (its pipeline, `pipeline/watcher-pipeline.ts`). */
+export interface CacheSource {
+  get(namespace: string | undefined, name: string): KubeObject | undefined;
+  objects(): KubeObject[];
+}
+
+/**
+ * `context.cache(watcher)` for `handler`: a view of `watcher`'s objects from `running`, or the
+ * error that says why there is none (`configured`: every watcher's name in the config).
+ */
+export function handlerCache(
+  handler: string,
+  watcher: string,
+  running: ReadonlyMap<string, CacheSource>,
+  configured: readonly string[],
+): CacheView {
+  const source = running.get(watcher);
+  if (source !== undefined)
+    return { get: (namespace, name) => source.get(namespace, name), list: () => source.objects() };
+  const call = `handler ${handler}: context.cache(${JSON.stringify(watcher)})`;
+  if (!configured.includes(watcher))
+    throw new RavenError(
+      'ERR_INVALID_ARGUMENT',
+      `${call}: no watcher has that name; the configured watchers are ${configured.length === 0 ? 'none' : configured.join(', ')}`,
+    );
+  throw new RavenError(
+    'ERR_INVALID_STATE',
+    `${call}: the watcher is not watching now (handlers start before the watchers, and stop after them); read the cache while handling a change`,
+  );
 }
 
 /** One handler behind its own FIFO: in order, one at a time, failures isolated. */

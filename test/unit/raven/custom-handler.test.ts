@@ -3,8 +3,10 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { isRavenError } from '../../../src/errors/is-raven-error.js';
 import {
   HandlerRunner,
+  handlerCache,
   loadHandler,
   type HandlerContext,
 } from '../../../src/raven/handlers/custom-handler.js';
@@ -101,4 +103,41 @@ test('a throwing handler is isolated: the error is reported and the next change 
   await runner.stop();
   assert.deepEqual(seen, ['a', 'b']);
   assert.deepEqual(errors, ['boom on a']);
+});
+
+test('context.cache reads a running watcher, and says why when there is none to read', () => {
+  const objects = [{ metadata: { name: 'web', namespace: 'shop' } } as KubeObject];
+  const running = new Map([
+    [
+      'pods',
+      {
+        get: (namespace: string | undefined, name: string) =>
+          objects.find((o) => o.metadata?.namespace === namespace && o.metadata?.name === name),
+        objects: () => objects,
+      },
+    ],
+  ]);
+  const configured = ['pods', 'services'];
+  const view = handlerCache('h', 'pods', running, configured);
+  assert.equal(view.get('shop', 'web'), objects[0]);
+  assert.equal(view.get('shop', 'api'), undefined);
+  assert.deepEqual(view.list(), objects);
+
+  assert.throws(
+    () => handlerCache('h', 'deploys', running, configured),
+    (err: unknown) =>
+      isRavenError(err, 'ERR_INVALID_ARGUMENT') &&
+      err.message ===
+        'handler h: context.cache("deploys"): no watcher has that name; the configured watchers are pods, services',
+  );
+  assert.throws(
+    () => handlerCache('h', 'services', running, configured),
+    (err: unknown) =>
+      isRavenError(err, 'ERR_INVALID_STATE') &&
+      err.message.startsWith('handler h: context.cache("services"): the watcher is not watching now'),
+  );
+  assert.throws(
+    () => handlerCache('h', 'pods', new Map(), []),
+    (err: unknown) => isRavenError(err, 'ERR_INVALID_ARGUMENT') && err.message.endsWith('are none'),
+  );
 });

@@ -356,6 +356,37 @@ test('resync after an overflow delivers one coalesced event per object and takes
   assert.equal(delivered.at(-1)?.id, 'c#1');
 });
 
+test('onOverflowDrained is called once per overflow, when the last delivery in flight finished', async () => {
+  const calls: string[] = [];
+  const d = delivery({
+    maxBacklog: 3,
+    concurrency: 2,
+    onOverflow: () => calls.push(`overflow, backlog ${d.backlog}`),
+    onOverflowDrained: () => calls.push(`drained, backlog ${d.backlog}`),
+  });
+  for (const name of ['a', 'b', 'c']) d.enqueue(ev(name, 1));
+  await flushMicrotasks();
+  d.enqueue(ev('d', 1));
+  for (let i = 0; i < 5; i++) d.enqueue(ev('e', i));
+  assert.deepEqual(calls, ['overflow, backlog 2'], 'a and b are still in flight');
+  sink.inFlight()[0]?.succeed();
+  await flushMicrotasks();
+  assert.deepEqual(calls, ['overflow, backlog 2'], 'b is still in flight');
+  sink.inFlight()[0]?.fail(new SinkError('refused', { retryable: false }));
+  await flushMicrotasks();
+  assert.deepEqual(calls, ['overflow, backlog 2', 'drained, backlog 0'], 'dead-lettered counts as finished');
+  assert.equal(d.state, 'overflowed', 'the resync is the owner’s to give');
+  d.resync([]);
+  sink.auto = (_e, call) => call.succeed();
+  for (const name of ['f', 'g', 'h', 'i']) {
+    assert.equal(d.enqueue(ev(name, 1)), true);
+    await flushMicrotasks();
+  }
+  assert.equal(d.state, 'running');
+  assert.equal(calls.length, 2, 'no new overflow, no new signal');
+  d.destroy();
+});
+
 test('a retryable failure while overflowed is dropped for the resync rather than retried', async () => {
   const d = delivery({ maxBacklog: 1, concurrency: 1 });
   d.enqueue(ev('a', 1));

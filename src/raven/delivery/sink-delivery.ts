@@ -20,7 +20,8 @@
  *   the dead-letter file, `onDeadLetter` is called, and the object's later events go on.
  *   A retry waiting for its time does not hold a concurrency slot.
  * - Failures are logged at warn at most once per 30 s per sink, with a count (`failure-log.ts`).
- * - Bounded memory: at most `maxBacklog` events are held. One more and the delivery becomes
+ * - Bounded memory: at most `maxBacklog` events are held, beyond those a resync queued (until the
+ *   backlog is under `maxBacklog` again: a catch-up is never dropped by its own size). One more and the delivery becomes
  *   `overflowed`: it drops every queued event (deliveries already in flight finish), remembers
  *   which objects were affected, drops (and remembers) every later event, and calls `onOverflow`.
  *   Once the deliveries it still had in flight have finished (delivered, dropped or
@@ -162,6 +163,13 @@ export class SinkDelivery {
   #ready: Lane[] = [];
   #active = 0;
   #backlog = 0;
+  /**
+   * The backlog at which one more event overflows: `maxBacklog`, raised by a resync's own events
+   * until the backlog is under `maxBacklog` again, so that a catch-up larger than the bound is not
+   * itself dropped by the next live event (and recomputed, and dropped again, for as long as the
+   * sink is slower than the resync is large).
+   */
+  #limit: number;
   #state: DeliveryState = 'running';
   /** Overflowed, and `onOverflowDrained` not called yet. */
   #draining = false;
@@ -177,6 +185,7 @@ export class SinkDelivery {
     this.#maxBackoffMs = options.maxBackoffMs ?? 60_000;
     this.#maxRetryAfterMs = options.maxRetryAfterMs ?? 15 * 60_000;
     this.#maxBacklog = Math.max(1, options.maxBacklog ?? 10_000);
+    this.#limit = this.#maxBacklog;
     this.#deadLetter =
       options.deadLetter ??
       (options.deadLetterPath === undefined ? undefined : new DeadLetterFile(options.deadLetterPath));
@@ -227,7 +236,7 @@ export class SinkDelivery {
         this.#remember(event);
         return false;
       case 'running':
-        if (this.#backlog >= this.#maxBacklog) {
+        if (this.#backlog >= this.#limit) {
           this.#overflow(event);
           return false;
         }
@@ -247,6 +256,7 @@ export class SinkDelivery {
     this.#state = 'running';
     this.#draining = false;
     this.#overflowed.clear();
+    this.#limit = Math.max(this.#limit, this.#backlog + events.length + this.#maxBacklog);
     for (const { record, ...routing } of events) this.#add(record, routing);
     this.#pump();
   }
@@ -519,6 +529,8 @@ export class SinkDelivery {
   }
 
   #setBacklog(size: number): void {
+    // Shrinking under the bound ends a resync's allowance.
+    if (size < this.#backlog && size < this.#maxBacklog) this.#limit = this.#maxBacklog;
     this.#backlog = size;
     this.#metrics.backlog(size);
   }

@@ -356,6 +356,32 @@ test('resync after an overflow delivers one coalesced event per object and takes
   assert.equal(delivered.at(-1)?.id, 'c#1');
 });
 
+test('a resync larger than maxBacklog is not dropped by the next live event; the bound returns once the backlog is under it', async () => {
+  let overflows = 0;
+  const d = delivery({ maxBacklog: 3, concurrency: 1, onOverflow: () => overflows++ });
+  d.resync(['a', 'b', 'c', 'd', 'e', 'f'].map((name) => ({ record: ev(name, 1, { origin: 'resync' }) })));
+  await flushMicrotasks();
+  assert.equal(d.enqueue(ev('g', 1)), true, 'a live event beside a catch-up of 6 is queued');
+  assert.equal(d.enqueue(ev('h', 1)), true);
+  assert.equal(d.state, 'running');
+  assert.equal(overflows, 0);
+  assert.equal(d.backlog, 8);
+  // The live events beyond the catch-up are still bounded: 3 more than it held.
+  assert.equal(d.enqueue(ev('i', 1)), true);
+  assert.equal(d.enqueue(ev('j', 1)), false);
+  assert.equal(d.state, 'overflowed');
+  assert.equal(overflows, 1);
+  sink.auto = (_e, call) => call.succeed();
+  sink.inFlight()[0]?.succeed();
+  await flushMicrotasks();
+  // Back under the bound, it is maxBacklog again.
+  d.resync([]);
+  await flushMicrotasks();
+  for (const name of ['k', 'l', 'm']) assert.equal(d.enqueue(ev(name, 1)), true);
+  sink.auto = undefined;
+  d.destroy();
+});
+
 test('onOverflowDrained is called once per overflow, when the last delivery in flight finished', async () => {
   const calls: string[] = [];
   const d = delivery({

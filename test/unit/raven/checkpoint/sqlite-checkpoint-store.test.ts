@@ -199,18 +199,22 @@ test('a file written by a newer Raven is refused with its schema version and wha
     assert.equal(existsSync(`${path}.owner`), false, 'the lock is released after a refused open');
   }));
 
+/** The tables of schema version 1, as Raven wrote them before resuming watches existed. */
+const VERSION_1_TABLES = `
+  CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+  CREATE TABLE checkpoints (watcher TEXT NOT NULL, sink TEXT NOT NULL, PRIMARY KEY (watcher, sink)) WITHOUT ROWID;
+  CREATE TABLE states (id INTEGER PRIMARY KEY, watcher TEXT NOT NULL, key TEXT NOT NULL, uid TEXT NOT NULL,
+    resource_version TEXT NOT NULL, object TEXT NOT NULL, UNIQUE (watcher, key, uid, resource_version));
+  CREATE TABLE delivered (watcher TEXT NOT NULL, sink TEXT NOT NULL, key TEXT NOT NULL,
+    state INTEGER NOT NULL REFERENCES states (id), PRIMARY KEY (watcher, sink, key)) WITHOUT ROWID;
+  CREATE INDEX delivered_by_state ON delivered (state);`;
+
 test('a version 1 file is migrated: its entries kept, tombstones and confirmed resourceVersions added', () =>
   withFile(async (path) => {
     // Version 1 as Raven wrote it before resuming watches existed.
     const db = new sqlite.Database(path);
     db.exec(`
-      CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-      CREATE TABLE checkpoints (watcher TEXT NOT NULL, sink TEXT NOT NULL, PRIMARY KEY (watcher, sink)) WITHOUT ROWID;
-      CREATE TABLE states (id INTEGER PRIMARY KEY, watcher TEXT NOT NULL, key TEXT NOT NULL, uid TEXT NOT NULL,
-        resource_version TEXT NOT NULL, object TEXT NOT NULL, UNIQUE (watcher, key, uid, resource_version));
-      CREATE TABLE delivered (watcher TEXT NOT NULL, sink TEXT NOT NULL, key TEXT NOT NULL,
-        state INTEGER NOT NULL REFERENCES states (id), PRIMARY KEY (watcher, sink, key)) WITHOUT ROWID;
-      CREATE INDEX delivered_by_state ON delivered (state);
+      ${VERSION_1_TABLES}
       INSERT INTO meta VALUES ('schema_version', '1');
       INSERT INTO checkpoints VALUES ('pods', 'audit');
       INSERT INTO states VALUES (1, 'pods', 'd/a', 'uid-a', '5', '{"metadata":{"name":"a","namespace":"d"}}');
@@ -251,13 +255,7 @@ test('a version 2 file is migrated: its entries kept without a stretch, their to
     // Version 2 as Raven wrote it before entries kept where their stretch in scope started.
     const db = new sqlite.Database(path);
     db.exec(`
-      CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-      CREATE TABLE checkpoints (watcher TEXT NOT NULL, sink TEXT NOT NULL, PRIMARY KEY (watcher, sink)) WITHOUT ROWID;
-      CREATE TABLE states (id INTEGER PRIMARY KEY, watcher TEXT NOT NULL, key TEXT NOT NULL, uid TEXT NOT NULL,
-        resource_version TEXT NOT NULL, object TEXT NOT NULL, UNIQUE (watcher, key, uid, resource_version));
-      CREATE TABLE delivered (watcher TEXT NOT NULL, sink TEXT NOT NULL, key TEXT NOT NULL,
-        state INTEGER NOT NULL REFERENCES states (id), PRIMARY KEY (watcher, sink, key)) WITHOUT ROWID;
-      CREATE INDEX delivered_by_state ON delivered (state);
+      ${VERSION_1_TABLES}
       CREATE TABLE tombstones (watcher TEXT NOT NULL, sink TEXT NOT NULL, key TEXT NOT NULL, uid TEXT NOT NULL,
         resource_version TEXT NOT NULL, PRIMARY KEY (watcher, sink, key)) WITHOUT ROWID;
       CREATE TABLE watchers (watcher TEXT PRIMARY KEY, resource_version TEXT NOT NULL, scope TEXT NOT NULL,

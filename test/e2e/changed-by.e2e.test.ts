@@ -4,7 +4,9 @@
  * on the /status subresource (`auditor`), and by the kube-controller-manager's deployment
  * controller (a real controller updating status). Checked in the library's watcher events (with
  * managedFields dropped from what is kept), in `raven watch -o diff`, `-o json` and `-o yaml` as
- * processes, and in a file sink's records written by `raven run`.
+ * processes, and in what `raven run` delivers: a file sink's records (`changedBy`), the stdout
+ * sink's text format and a Slack sink's message posted to a local receiver (the CLI's words,
+ * `spec.replicas: 2 → 3  by scaler (Update) at 10:42:07`).
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
@@ -20,6 +22,7 @@ import { watch } from '../../src/watch/watcher.js';
 import type { WatcherEvent } from '../../src/watch/watcher-events.js';
 import { diffObjects } from '../../src/raven/model/diff.js';
 import type { ControlPlane } from '../harness/control-plane.js';
+import { HttpReceiver } from '../harness/http-receiver.js';
 import { deleteNamespace, freshNamespace, sharedCluster } from '../harness/test-cluster.js';
 import {
   jsonLines,
@@ -363,4 +366,60 @@ routes:
   assert.equal(scaled?.object.metadata?.managedFields, undefined);
   // Only modifications carry it.
   assert.ok(seen.filter((r) => r.type !== 'modified').every((r) => r.changedBy === undefined));
+});
+
+test("raven run's text sinks say who made each change: the stdout text format and a Slack message", async (t) => {
+  const plane = await sharedCluster();
+  const ns = await freshNamespace(plane);
+  t.after(() => deleteNamespace(plane, ns));
+  const slack = await HttpReceiver.start();
+  t.after(() => slack.close());
+  const dir = await tempDir(t);
+  const config = await writeConfig(
+    dir,
+    `
+server: { port: 0 }
+checkpoint: { type: memory }
+watchers:
+  - { name: deployments, resource: deployments.apps, namespaces: [${ns}] }
+sinks:
+  - { name: console, type: stdout, format: text }
+  - { name: slack, type: slack, url: '${slack.url('/hooks/slack')}' }
+routes:
+  - { watchers: '*', sinks: [console, slack] }
+`,
+  );
+  const raven = startRaven(['run', '-c', config], { kubeconfig: plane.kubeconfig });
+  t.after(async () => {
+    raven.kill('SIGKILL');
+    await raven.exited;
+  });
+  await waitReady(raven);
+  const stdout = (): string => raven.stdout.join('\n');
+  /** Each Slack message's diff block, as text. */
+  const posted = (): string =>
+    slack.requests
+      .map((r) => (r.json as { blocks?: { text?: { text?: string } }[] }).blocks?.[1]?.text?.text ?? '')
+      .join('\n');
+  const show = (): string => `stdout:\n${stdout()}\nslack:\n${posted()}\nstderr:\n${raven.stderr()}`;
+  await drive(plane, ns, () =>
+    until('the deployment is printed', () => /\badded Deployment \S+\/web\b/.test(stdout()), { show }),
+  );
+  const clock = '\\d\\d:\\d\\d:\\d\\d';
+  const wanted = [
+    new RegExp(`^ *spec\\.replicas: 2 → 3  by scaler \\(Update\\) at ${clock}$`, 'm'),
+    new RegExp(
+      `^ *status\\.conditions\\[type=Audited\\]: \\+ .*  by auditor \\(Update status\\) at ${clock}$`,
+      'm',
+    ),
+    new RegExp(
+      `^ *${IMAGE.replace(/[.[\]]/g, '\\$&')}: "nginx:1\\.26" → "nginx:1\\.27"  by deployer \\(Apply\\) at ${clock}$`,
+      'm',
+    ),
+  ];
+  for (const line of wanted)
+    await until(`stdout: a line matching ${line.source}`, () => line.test(stdout()), { show });
+  // Slack posts the spec changes as messages; status-only changes go to its digest (statusOnly: group).
+  for (const line of [wanted[0], wanted[2]].filter((l) => l !== undefined))
+    await until(`slack: a line matching ${line.source}`, () => line.test(posted()), { show });
 });

@@ -10,9 +10,8 @@ import { stringify } from 'yaml';
 import type { KubeObject } from '../client/kube-object.js';
 import type { WatcherEvent } from '../watch/watcher-events.js';
 import { changedBy } from '../watch/changed-by.js';
-import type { ChangedBy, DiffEntry } from '../raven/model/change-event.js';
-import { changedByText } from '../raven/model/changed-by-text.js';
-import { diffObjects, formatDiffEntries } from '../raven/model/diff.js';
+import { attributedDiffEntries } from '../raven/model/changed-by-text.js';
+import { diffObjects } from '../raven/model/diff.js';
 import { redact } from '../raven/model/redact.js';
 import { paint, type Output } from './output.js';
 import type { ColumnDefinition } from './server-table.js';
@@ -191,19 +190,6 @@ function brief(entries: readonly string[][]): { shown: string[]; left: number } 
   });
   return { shown, left };
 }
-/** Each entry's first line followed by who made that change (`  by m (Update) at 10:42:07`). */
-function attributed(
-  entries: string[][],
-  diff: readonly DiffEntry[],
-  who: readonly ChangedBy[] | undefined,
-): string[][] {
-  if (who === undefined) return entries;
-  return entries.map((lines, i) => {
-    const by = changedByText(who, diff[i]?.path ?? '');
-    return by === '' || lines.length === 0 ? lines : [`${lines[0] ?? ''}  ${by}`, ...lines.slice(1)];
-  });
-}
-
 /** Widest a server column is padded to; longer cells push the rest of their row right. */
 const MAX_COLUMN_WIDTH = 40;
 
@@ -307,7 +293,7 @@ export class WatchPrinter {
         if (this.#c.watchEvents === true) return `---\n${stringify({ object, type: watchEventType(event) })}`;
         return `---\n${stringify({ type: this.#label(event), ...(previous === undefined ? {} : { diff, ...extra }), object })}`;
       default:
-        return this.#row(event, object, cells, attributed(formatDiffEntries(diff), diff, who));
+        return this.#row(event, object, cells, attributedDiffEntries(diff, who));
     }
   }
 

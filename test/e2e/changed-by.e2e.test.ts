@@ -3,15 +3,18 @@
  * (`deployer` by server-side apply, `scaler` by a merge patch), by a controller of the test's own
  * on the /status subresource (`auditor`), and by the kube-controller-manager's deployment
  * controller (a real controller updating status). Checked in the library's watcher events (with
- * managedFields dropped from what is kept), in `raven watch -o diff` as a process, and in a file
- * sink's records written by `raven run`.
+ * managedFields dropped from what is kept), in `raven watch -o diff`, `-o json` and `-o yaml` as
+ * processes, and in what `raven run` delivers: a file sink's records (`changedBy`), the stdout
+ * sink's text format and a Slack sink's message posted to a local receiver (the CLI's words,
+ * `spec.replicas: 2 → 3  by scaler (Update) at 10:42:07`).
  */
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import { parseAllDocuments } from 'yaml';
 import { loadConfig } from '../../src/client/load-config.js';
 import { KubeClient } from '../../src/client/kube-client.js';
 import { changedBy, type ChangedBy } from '../../src/watch/changed-by.js';
@@ -19,6 +22,7 @@ import { watch } from '../../src/watch/watcher.js';
 import type { WatcherEvent } from '../../src/watch/watcher-events.js';
 import { diffObjects } from '../../src/raven/model/diff.js';
 import type { ControlPlane } from '../harness/control-plane.js';
+import { HttpReceiver } from '../harness/http-receiver.js';
 import { deleteNamespace, freshNamespace, sharedCluster } from '../harness/test-cluster.js';
 import {
   jsonLines,
@@ -179,29 +183,58 @@ test('the watcher names who made each change, with managedFields dropped from wh
   await consumed;
 });
 
-test('raven watch -o diff says who made each change', async (t) => {
-  const plane = await sharedCluster();
-  const ns = await freshNamespace(plane);
-  t.after(() => deleteNamespace(plane, ns));
+interface WatchProcess {
+  out: () => string;
+  show: () => string;
+  /** SIGINT, then the exit status and stderr. */
+  stop: () => Promise<{ code: number | null; err: string }>;
+}
+
+/** `raven watch deploy -n <ns> -o <output>` as a process. */
+function startWatch(t: TestContext, plane: ControlPlane, ns: string, output: string): WatchProcess {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', 'src/cli/main.ts', 'watch', 'deploy', '-n', ns, '-o', 'diff'],
+    ['--import', 'tsx', 'src/cli/main.ts', 'watch', 'deploy', '-n', ns, '-o', output],
     {
       cwd: root,
       env: { ...process.env, KUBECONFIG: plane.kubeconfig, NO_COLOR: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
-  process.once('exit', () => child.kill('SIGKILL'));
-  t.after(() => child.kill('SIGKILL'));
+  const kill = (): boolean => child.kill('SIGKILL');
+  process.once('exit', kill);
+  t.after(() => {
+    process.off('exit', kill);
+    kill();
+  });
   let out = '';
   let err = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
   const exited = new Promise<number | null>((done) => child.on('close', (code) => done(code)));
-  const show = (): string => `stdout:\n${out}\nstderr:\n${err}`;
+  return {
+    out: () => out,
+    show: () => `stdout:\n${out}\nstderr:\n${err}`,
+    stop: async () => {
+      child.kill('SIGINT');
+      return { code: await exited, err };
+    },
+  };
+}
+
+/** Nothing on stderr but kubectl's note when the list came before the Deployment did. */
+function quiet(err: string, ns: string): void {
+  assert.ok(err === '' || err === `No resources found in ${ns} namespace.\n`, `stderr: ${err}`);
+}
+
+test('raven watch -o diff says who made each change', async (t) => {
+  const plane = await sharedCluster();
+  const ns = await freshNamespace(plane);
+  t.after(() => deleteNamespace(plane, ns));
+  const watch = startWatch(t, plane, ns, 'diff');
+  const { out, show } = watch;
   await drive(plane, ns, () =>
-    until('the deployment is listed or added', () => /\bweb\b/.test(out), { show }),
+    until('the deployment is listed or added', () => /\bweb\b/.test(out()), { show }),
   );
   const clock = '\\d\\d:\\d\\d:\\d\\d';
   for (const line of [
@@ -216,12 +249,60 @@ test('raven watch -o diff says who made each change', async (t) => {
     ),
     new RegExp(`status\\.\\S+: .*  by kube-controller-manager \\(Update status\\) at ${clock}$`, 'm'),
   ])
-    await until(`a line matching ${line.source}`, () => line.test(out), { show });
-  child.kill('SIGINT');
-  assert.equal(await exited, 0, show());
-  // Nothing but kubectl's note when the list came before the Deployment did.
-  assert.ok(err === '' || err === `No resources found in ${ns} namespace.\n`, `stderr: ${err}`);
+    await until(`a line matching ${line.source}`, () => line.test(out()), { show });
+  const { code, err } = await watch.stop();
+  assert.equal(code, 0, show());
+  quiet(err, ns);
 });
+
+interface Printed {
+  type: string;
+  object: { metadata?: { name?: string; managedFields?: unknown } };
+  diff?: { path: string }[];
+  changedBy?: ChangedBy[];
+}
+
+for (const output of ['json', 'yaml'] as const) {
+  test(`raven watch -o ${output} carries changedBy on each modification`, async (t) => {
+    const plane = await sharedCluster();
+    const ns = await freshNamespace(plane);
+    t.after(() => deleteNamespace(plane, ns));
+    const watch = startWatch(t, plane, ns, output);
+    const printed = (): Printed[] =>
+      output === 'json'
+        ? jsonLines<Printed>(watch.out().split('\n'))
+        : parseAllDocuments(watch.out())
+            .map((d) => d.toJS() as Printed | null)
+            .filter((d): d is Printed => d !== null);
+    const attributed = (): string[] => printed().flatMap((p) => lines(p.changedBy ?? []));
+    const show = (): string => `${attributed().join('\n')}\n${watch.show()}`;
+    await drive(plane, ns, () =>
+      until(
+        'the deployment is listed or added',
+        () => printed().some((p) => p.object.metadata?.name === 'web'),
+        {
+          show,
+        },
+      ),
+    );
+    for (const expected of EXPECTED)
+      await until(`"${expected}"`, () => attributed().includes(expected), { show });
+    const { code, err } = await watch.stop();
+    assert.equal(code, 0, show());
+    quiet(err, ns);
+    const all = printed();
+    const scaled = all.find((p) => p.diff?.some((d) => d.path === 'spec.replicas'));
+    const by = scaled?.changedBy?.find((c) => c.manager === 'scaler');
+    assert.ok(by !== undefined, show());
+    assert.match(by.time ?? '', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    assert.deepEqual(by.paths, ['spec.replicas']);
+    // Only modifications carry it.
+    assert.ok(
+      all.filter((p) => p.type !== 'MODIFIED').every((p) => p.changedBy === undefined),
+      show(),
+    );
+  });
+}
 
 interface Record extends DeliveredEvent {
   changedBy?: ChangedBy[];
@@ -285,4 +366,60 @@ routes:
   assert.equal(scaled?.object.metadata?.managedFields, undefined);
   // Only modifications carry it.
   assert.ok(seen.filter((r) => r.type !== 'modified').every((r) => r.changedBy === undefined));
+});
+
+test("raven run's text sinks say who made each change: the stdout text format and a Slack message", async (t) => {
+  const plane = await sharedCluster();
+  const ns = await freshNamespace(plane);
+  t.after(() => deleteNamespace(plane, ns));
+  const slack = await HttpReceiver.start();
+  t.after(() => slack.close());
+  const dir = await tempDir(t);
+  const config = await writeConfig(
+    dir,
+    `
+server: { port: 0 }
+checkpoint: { type: memory }
+watchers:
+  - { name: deployments, resource: deployments.apps, namespaces: [${ns}] }
+sinks:
+  - { name: console, type: stdout, format: text }
+  - { name: slack, type: slack, url: '${slack.url('/hooks/slack')}' }
+routes:
+  - { watchers: '*', sinks: [console, slack] }
+`,
+  );
+  const raven = startRaven(['run', '-c', config], { kubeconfig: plane.kubeconfig });
+  t.after(async () => {
+    raven.kill('SIGKILL');
+    await raven.exited;
+  });
+  await waitReady(raven);
+  const stdout = (): string => raven.stdout.join('\n');
+  /** Each Slack message's diff block, as text. */
+  const posted = (): string =>
+    slack.requests
+      .map((r) => (r.json as { blocks?: { text?: { text?: string } }[] }).blocks?.[1]?.text?.text ?? '')
+      .join('\n');
+  const show = (): string => `stdout:\n${stdout()}\nslack:\n${posted()}\nstderr:\n${raven.stderr()}`;
+  await drive(plane, ns, () =>
+    until('the deployment is printed', () => /\badded Deployment \S+\/web\b/.test(stdout()), { show }),
+  );
+  const clock = '\\d\\d:\\d\\d:\\d\\d';
+  const wanted = [
+    new RegExp(`^ *spec\\.replicas: 2 → 3  by scaler \\(Update\\) at ${clock}$`, 'm'),
+    new RegExp(
+      `^ *status\\.conditions\\[type=Audited\\]: \\+ .*  by auditor \\(Update status\\) at ${clock}$`,
+      'm',
+    ),
+    new RegExp(
+      `^ *${IMAGE.replace(/[.[\]]/g, '\\$&')}: "nginx:1\\.26" → "nginx:1\\.27"  by deployer \\(Apply\\) at ${clock}$`,
+      'm',
+    ),
+  ];
+  for (const line of wanted)
+    await until(`stdout: a line matching ${line.source}`, () => line.test(stdout()), { show });
+  // Slack posts the spec changes as messages; status-only changes go to its digest (statusOnly: group).
+  for (const line of [wanted[0], wanted[2]].filter((l) => l !== undefined))
+    await until(`slack: a line matching ${line.source}`, () => line.test(posted()), { show });
 });

@@ -3,10 +3,15 @@
  * README.md or docs/*.md is a whole program: it is read from the document at test time, compiled
  * with tsc against the built package (a temporary project whose node_modules/kube-raven is a
  * symlink to this repository, so `from 'kube-raven'` stays as written) and run with plain `node`,
- * KUBECONFIG pointing at the real apiserver. A program passes when it prints a ConfigMap the test
- * created after it started (the programs watch ConfigMaps in every namespace), is still running
- * then, and exits 0 on SIGINT. Compiling is not enough: a program that never starts its
- * informers compiles and ends without a word.
+ * KUBECONFIG pointing at the real apiserver (a copy of the test's kubeconfig with one more context,
+ * `dev`, for docs/client.md). Each program has a scenario below: what it must print (for a watch,
+ * about an object the test creates after it started, one more each second until it is printed),
+ * and how it ends: by itself with status 0, or still running until the test stops it with SIGINT,
+ * then with status 0 when it handles Ctrl-C or by the signal when it leaves that to Node. Nothing
+ * may be written to stderr. A program without a scenario fails the test. Compiling is not enough:
+ * a program that never starts its informers compiles and ends without a word.
+ *
+ * The README's tour (a ```ts and a ```mjs block) is run by readme-tour.e2e and package-tour.e2e.
  *
  * Beside them, two user mistakes as processes: an `onEvents` handler that takes the event where it
  * gets the object (its TypeError is reported on stderr and the watch goes on), and a controller
@@ -22,6 +27,7 @@ import { mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { parse, stringify } from 'yaml';
 import type { ControlPlane } from '../harness/control-plane.js';
 import { deleteNamespace, freshNamespace, sharedCluster } from '../harness/test-cluster.js';
 
@@ -33,6 +39,8 @@ const GIVE_UP_MS = 120_000;
 
 interface Program {
   where: string;
+  /** `docs/watch.md#2`: the document and the program's place among its programs. */
+  id: string;
   file: string;
   code: string;
 }
@@ -44,11 +52,13 @@ async function documentedPrograms(): Promise<Program[]> {
   const programs: Program[] = [];
   for (const doc of docs) {
     const text = await readFile(join(root, doc), 'utf8');
+    let n = 0;
     for (const match of text.matchAll(/^```(ts|js|mjs) program\n([\s\S]*?)^```/gm)) {
       const line = text.slice(0, match.index).split('\n').length;
       const ext = match[1] === 'ts' ? 'mts' : 'mjs';
       programs.push({
         where: `${doc}:${line}`,
+        id: `${doc}#${++n}`,
         file: `program-${programs.length}.${ext}`,
         code: match[2] ?? '',
       });
@@ -133,8 +143,13 @@ interface Script {
 }
 
 /** Run a script with plain node, as a user would: no loader, the test runner's variables removed. */
-function startScript(t: TestContext, file: string, kubeconfig: string): Script {
-  const env: NodeJS.ProcessEnv = { ...process.env, KUBECONFIG: kubeconfig };
+function startScript(
+  t: TestContext,
+  file: string,
+  kubeconfig: string,
+  extra: NodeJS.ProcessEnv = {},
+): Script {
+  const env: NodeJS.ProcessEnv = { ...process.env, KUBECONFIG: kubeconfig, ...extra };
   delete env.NODE_OPTIONS;
   delete env.NODE_TEST_CONTEXT;
   const child = spawn(process.execPath, [file], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -194,47 +209,180 @@ async function createConfigMap(plane: ControlPlane, namespace: string, name: str
 }
 
 /**
- * Create ConfigMaps named `<prefix>-<n>` until `seen(output)` holds or the script ends: one made
- * while the script still lists is part of its initial list, which a program may not print.
+ * Make objects named `probe-<n>` until `seen()` holds or the script ends: one made while the
+ * script still lists is part of its initial list, which a program may not print.
  */
 async function probeUntil(
-  plane: ControlPlane,
-  namespace: string,
   script: Script,
   seen: () => boolean,
+  make: (name: string) => Promise<void>,
 ): Promise<void> {
   const probing = (async () => {
     for (let i = 0; !seen() && script.ended() === undefined; i++) {
-      await createConfigMap(plane, namespace, `probe-${i}`);
+      await make(`probe-${i}`);
       await Promise.race([script.until(seen), new Promise((r) => setTimeout(r, 1000))]);
     }
   })();
   await Promise.all([probing, script.until(seen)]);
 }
 
-test('the documents hold at least two programs (docs/controllers.md, docs/watch.md)', () => {
-  const where = programs.map((p) => p.where.split(':')[0]);
-  assert.ok(where.includes('docs/controllers.md'), where.join(', '));
-  assert.ok(where.includes('docs/watch.md'), where.join(', '));
+/** What a documented program must do, and how the test drives it. */
+interface Scenario {
+  /** The namespace the test makes for it (`freshNamespace`'s prefix): a watch's filter may need one. */
+  prefix?: string;
+  /** Before it starts: objects it must find, namespaces it needs. */
+  setup?: (plane: ControlPlane, namespace: string, t: TestContext) => Promise<void>;
+  /** Make an object named `name` it must see; called again with another name until it prints. */
+  make?: (plane: ControlPlane, namespace: string, name: string, t: TestContext) => Promise<void>;
+  /** Its output once it works. */
+  prints: RegExp[];
+  /** `'by itself'`: ends with 0 after printing; else stopped with SIGINT, ending with this status or signal. */
+  ends: 'by itself' | 0 | 'SIGINT';
+  env?: NodeJS.ProcessEnv;
+}
+
+async function create(plane: ControlPlane, path: string, body: unknown, ok = [201]): Promise<void> {
+  const { status, body: answer } = await plane.adminRequest('POST', path, body);
+  assert.ok(ok.includes(status), `POST ${path}: ${status} ${answer}`);
+}
+
+function pod(name: string, labels: Record<string, string> = {}): unknown {
+  return { metadata: { name, labels }, spec: { containers: [{ name: 'c', image: 'nginx:1.27' }] } };
+}
+
+/** A ConfigMap in the test's namespace: the programs that watch ConfigMaps everywhere print it. */
+const configMapWatch: Scenario = {
+  make: (plane, namespace, name) => createConfigMap(plane, namespace, name),
+  prints: [/probe-\d+/],
+  ends: 0,
+};
+
+/** A pod in the test's namespace, printed as `mine: <name>` when it falls in the program's shard. */
+const shardedPodWatch: Scenario = {
+  make: (plane, namespace, name) => create(plane, `/api/v1/namespaces/${namespace}/pods`, pod(name)),
+  prints: [/^mine: probe-\d+$/m],
+  ends: 'SIGINT',
+};
+
+const NAME = `docs-${process.pid}`;
+
+const SCENARIOS: Record<string, Scenario> = {
+  'docs/controllers.md#1': configMapWatch,
+  'docs/watch.md#2': configMapWatch,
+  // Pods labelled app=web in a team-* namespace.
+  'docs/watch.md#1': {
+    prefix: 'team-docs',
+    make: (plane, namespace, name) =>
+      create(plane, `/api/v1/namespaces/${namespace}/pods`, pod(name, { app: 'web' })),
+    prints: [/^synced$/m, /^added probe-\d+$/m],
+    ends: 0,
+  },
+  // The client-node informer on namespace default.
+  'docs/migrating-from-client-node.md#1': {
+    make: async (plane, _namespace, name, t) => {
+      await create(plane, '/api/v1/namespaces/default/pods', pod(`${NAME}-${name}`));
+      t.after(() => plane.adminRequest('DELETE', `/api/v1/namespaces/default/pods/${NAME}-${name}`));
+    },
+    prints: [new RegExp(`^Added: ${NAME}-probe-\\d+$`, 'm')],
+    ends: 'SIGINT',
+  },
+  // Context dev, the Deployments of namespace web, then it ends.
+  'docs/client.md#1': {
+    setup: async (plane, _namespace, t) => {
+      await create(plane, '/api/v1/namespaces', { metadata: { name: 'web' } }, [201, 409]);
+      await create(plane, '/apis/apps/v1/namespaces/web/deployments', {
+        metadata: { name: NAME },
+        spec: {
+          selector: { matchLabels: { app: NAME } },
+          template: {
+            metadata: { labels: { app: NAME } },
+            spec: { containers: [{ name: 'c', image: 'nginx:1.27' }] },
+          },
+        },
+      });
+      t.after(() => plane.adminRequest('DELETE', `/apis/apps/v1/namespaces/web/deployments/${NAME}`));
+    },
+    prints: [/^kubeconfig \(KUBECONFIG: \S+\), context "dev"$/m, new RegExp(`^${NAME}$`, 'm')],
+    ends: 'by itself',
+  },
+  'docs/scaling.md#1': shardedPodWatch,
+  'docs/scaling.md#2': shardedPodWatch,
+  // A member of lease group raven-shards in namespace raven: it owns ranges once it has joined.
+  'docs/scaling.md#3': {
+    setup: (plane) => create(plane, '/api/v1/namespaces', { metadata: { name: 'raven' } }, [201, 409]),
+    prints: [/^watching [1-9]\d* ranges$/m],
+    ends: 0,
+    env: { POD_NAME: NAME },
+  },
+};
+
+/** The test's kubeconfig with a context `dev` beside its own (docs/client.md loads that one). */
+async function kubeconfigWithDev(plane: ControlPlane): Promise<string> {
+  const config = parse(await readFile(plane.kubeconfig, 'utf8')) as {
+    contexts: { name: string; context: Record<string, string> }[];
+  };
+  const own = config.contexts.find((c) => c.name === 'raven-local');
+  assert.ok(own !== undefined, 'the test kubeconfig has no context raven-local');
+  config.contexts.push({ name: 'dev', context: { ...own.context, namespace: 'web' } });
+  const file = join(dir, 'kubeconfig');
+  await writeFile(file, stringify(config));
+  return file;
+}
+
+test('the documents hold programs, each with a scenario', () => {
+  const ids = programs.map((p) => p.id);
+  assert.ok(ids.includes('docs/controllers.md#1'), ids.join(', '));
+  assert.ok(ids.includes('docs/watch.md#1'), ids.join(', '));
+  assert.deepEqual(
+    ids.filter((id) => SCENARIOS[id] === undefined),
+    [],
+    'a documented program needs a scenario in this test',
+  );
+  assert.deepEqual(
+    Object.keys(SCENARIOS).filter((id) => !ids.includes(id)),
+    [],
+    'a scenario names no documented program (renumbered or unmarked?)',
+  );
 });
 
-test('every documented program runs as written: it prints a ConfigMap created after it started and exits 0 on SIGINT', async (t) => {
+test('every documented program runs as written: it prints what it is for, says nothing on stderr and ends as it should', async (t) => {
   const plane = await sharedCluster();
+  const kubeconfig = await kubeconfigWithDev(plane);
   for (const program of programs) {
-    await t.test(program.where, async (t) => {
-      const namespace = await freshNamespace(plane, 'docs');
+    const scenario = SCENARIOS[program.id];
+    if (scenario === undefined) continue; // the test above fails
+    await t.test(`${program.id} (${program.where})`, async (t) => {
+      const namespace = await freshNamespace(plane, scenario.prefix ?? 'docs');
       t.after(() => deleteNamespace(plane, namespace));
-      const script = startScript(t, join(dir, program.file.replace(/\.mts$/, '.mjs')), plane.kubeconfig);
-      const printed = (): boolean => /probe-\d+/.test(script.stdout());
-      await probeUntil(plane, namespace, script, printed);
+      await scenario.setup?.(plane, namespace, t);
+      const script = startScript(
+        t,
+        join(dir, program.file.replace(/\.mts$/, '.mjs')),
+        kubeconfig,
+        scenario.env,
+      );
+      const printed = (): boolean => scenario.prints.every((line) => line.test(script.stdout()));
+      const make = scenario.make;
+      if (make === undefined) await script.until(printed);
+      else await probeUntil(script, printed, (name) => make(plane, namespace, name, t));
       assert.ok(
         printed(),
-        `${program.where} printed no ConfigMap created after it started\n${script.output()}`,
+        `${program.where} did not print ${scenario.prints.join(' and ')}\n${script.output()}`,
       );
-      assert.equal(script.ended(), undefined, `${program.where} ended by itself\n${script.output()}`);
-      script.signal('SIGINT');
-      await script.until(() => false);
-      assert.equal(script.ended(), 0, `${program.where} did not exit 0 on SIGINT\n${script.output()}`);
+      if (scenario.ends === 'by itself') {
+        await script.until(() => false);
+        assert.equal(script.ended(), 0, `${program.where} did not end with 0\n${script.output()}`);
+      } else {
+        assert.equal(script.ended(), undefined, `${program.where} ended by itself\n${script.output()}`);
+        script.signal('SIGINT');
+        await script.until(() => false);
+        assert.equal(
+          script.ended(),
+          scenario.ends,
+          `${program.where} did not end with ${scenario.ends} on SIGINT\n${script.output()}`,
+        );
+      }
+      assert.equal(script.stderr(), '', `${program.where} wrote to stderr\n${script.output()}`);
     });
   }
 });
@@ -245,7 +393,7 @@ test('an onEvents handler that throws is reported on stderr with its TypeError, 
   t.after(() => deleteNamespace(plane, namespace));
   const script = startScript(t, join(dir, 'handler-mistake.mjs'), plane.kubeconfig);
   const reported = (): boolean => /the added handler failed/.test(script.stderr());
-  await probeUntil(plane, namespace, script, reported);
+  await probeUntil(script, reported, (name) => createConfigMap(plane, namespace, name));
   assert.ok(reported(), `the failure was not reported on stderr\n${script.output()}`);
   assert.match(script.stderr(), /raven error: the added handler failed; the watch goes on \(event=added\)/);
   assert.match(script.stderr(), /TypeError: Cannot read properties of undefined \(reading 'metadata'\)/);

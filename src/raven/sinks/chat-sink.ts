@@ -19,7 +19,6 @@ import type { Clock } from '../../util/clock.js';
 import type { SinkRecord } from '../model/gap-notice.js';
 import { systemClock } from '../../util/clock.js';
 import { eventObjectKey, type ChangeEvent } from '../model/change-event.js';
-import { formatDiff } from '../model/diff.js';
 import {
   chatBatchMessage,
   chatMessage,
@@ -28,6 +27,7 @@ import {
   type ChatPlatform,
 } from './chat-messages.js';
 import { ChatBatch, type ChatBatchOptions } from './chat-batch.js';
+import { eventLines } from './event-summary.js';
 import { checkUrl, httpPost, SinkPool } from './http-post.js';
 import type { Sink } from './sink.js';
 
@@ -131,7 +131,7 @@ export class ChatSink implements Sink {
     const key = `${event.watcher}/${event.resource.group}/${event.resource.kind}/${eventObjectKey(event)}`;
     const label = `${event.resource.kind} ${eventObjectKey(event)}`;
     if (this.#options.statusOnly !== 'post' && isStatusOnly(event)) {
-      this.#batch.note(key, label, 'change', formatDiff(event.diff).slice(0, 3));
+      this.#batch.note(key, label, 'change', eventLines(event).slice(0, 3));
       return;
     }
     const body = chatMessage(this.platform, event, this.#options);

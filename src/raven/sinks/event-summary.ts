@@ -3,7 +3,7 @@
  * headline and the diff as lines, cut to a size a reader (and a chat product's limits) can take.
  */
 import { eventObjectKey, type ChangeEvent } from '../model/change-event.js';
-import { formatDiff } from '../model/diff.js';
+import { attributedDiffEntries } from '../model/changed-by-text.js';
 
 /** `modified Deployment default/web`, with how a deletion was learned when it was inferred. */
 export function eventHeadline(event: ChangeEvent): string {
@@ -16,9 +16,13 @@ export function eventNote(event: ChangeEvent): string {
   return ` (inferred after ${event.origin === 'restart' ? 'a restart' : 'a relist'})`;
 }
 
-/** The lines a reader sees under the headline: the diff, or nothing for adds and deletes. */
+/**
+ * The lines a reader sees under the headline: the diff, each change followed by who made it
+ * (`spec.replicas: 2 → 3  by kubectl (Update) at 10:42:07`, as the CLI prints it), or nothing for
+ * adds and deletes.
+ */
 export function eventLines(event: ChangeEvent): string[] {
-  return formatDiff(event.diff);
+  return attributedDiffEntries(event.diff, event.changedBy).flat();
 }
 
 export interface FitOptions {

@@ -4,7 +4,7 @@ import { Agent } from 'undici';
 import { ChatSink, type ChatSinkOptions } from '../../../../src/raven/sinks/chat-sink.js';
 import { SinkHttpError } from '../../../../src/raven/sinks/sink-http-error.js';
 import { HttpReceiver, type ReceivedRequest } from '../../../harness/http-receiver.js';
-import { manyChanges, sampleEvent } from './fixtures.js';
+import { ATTRIBUTED_LINES, attributedEvent, manyChanges, sampleEvent } from './fixtures.js';
 import type { ChangeEvent } from '../../../../src/raven/model/change-event.js';
 
 let receiver: HttpReceiver;
@@ -224,4 +224,24 @@ test('a change inside a multi-line value reaches the chat as a line diff showing
   const text = JSON.stringify(req.json);
   assert.match(text, /data\.script: text changed \(40 → 40 lines\)\\n {2}@@ -18,7 \+18,7 @@/);
   assert.match(text, / {2}-line 21\\n {2}\+line 21 \(edited\)/);
+});
+
+test('every platform names who made each change, as the CLI does', async () => {
+  const code = `\`\`\`\n${ATTRIBUTED_LINES.join('\n')}\n\`\`\``;
+  const slack = (await post('slack', attributedEvent())).json as { blocks: { text?: { text: string } }[] };
+  assert.equal(slack.blocks[1]?.text?.text, code);
+  receiver.requests.length = 0;
+  const mattermost = (await post('mattermost', attributedEvent())).json as { text: string };
+  assert.equal(mattermost.text, `**modified** Deployment \`default/web\`\n${code}`);
+  receiver.requests.length = 0;
+  const teams = (await post('teams', attributedEvent())).json as {
+    attachments: { content: { body: { text?: string; fontType?: string }[] } }[];
+  };
+  const mono = teams.attachments[0]?.content.body
+    .filter((b) => b.fontType === 'Monospace')
+    .map((b) => b.text);
+  assert.deepEqual(mono, ATTRIBUTED_LINES);
+  receiver.requests.length = 0;
+  const discord = (await post('discord', attributedEvent())).json as { embeds: { description: string }[] };
+  assert.equal(discord.embeds[0]?.description, code);
 });

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { GapNotice } from '../../../../src/raven/model/gap-notice.js';
 import { emailMessage } from '../../../../src/raven/sinks/email-message.js';
-import { manyChanges, sampleEvent } from './fixtures.js';
+import { ATTRIBUTED_LINES, attributedEvent, manyChanges, sampleEvent } from './fixtures.js';
 
 test('one change: the subject is the template on the change, the body its headline, diff and id', () => {
   const event = sampleEvent({ name: 'web' });
@@ -66,5 +66,14 @@ test('a gap notice names the watcher and reason', () => {
   assert.match(
     mail.text,
     /gap Deployment watcher deploys \(resume-expired\)\n {4}changes between .*\n {4}change id: gap:1\n/,
+  );
+});
+
+test('the body names who made each change, as the CLI does', () => {
+  const event = attributedEvent();
+  const mail = emailMessage([event], { domain: 'x.test' });
+  assert.equal(
+    mail.text,
+    `${event.time} modified Deployment default/web\n${ATTRIBUTED_LINES.map((l) => `    ${l}\n`).join('')}    change id: ${event.id}\n`,
   );
 });

@@ -52,3 +52,34 @@ export function manyChanges(n: number): ChangeEvent['diff'] {
     new: 'b',
   }));
 }
+
+/**
+ * A change of three fields, two attributed: `spec.replicas` to `scaler`, the status to
+ * `kube-controller-manager`'s write to the status subresource; the label to no one.
+ */
+export function attributedEvent(): ChangeEvent {
+  return sampleEvent({
+    diff: [
+      { path: 'spec.replicas', op: 'replace', old: 2, new: 3 },
+      { path: 'metadata.labels.tier', op: 'add', new: 'front' },
+      { path: 'status.observedGeneration', op: 'replace', old: 4, new: 5 },
+    ],
+    changedBy: [
+      { manager: 'scaler', operation: 'Update', time: '2026-11-28T10:42:07Z', paths: ['spec.replicas'] },
+      {
+        manager: 'kube-controller-manager',
+        operation: 'Update',
+        subresource: 'status',
+        time: '2026-11-28T10:42:08Z',
+        paths: ['status.observedGeneration'],
+      },
+    ],
+  });
+}
+
+/** The lines every text sink shows for {@link attributedEvent}: the CLI's words, per change. */
+export const ATTRIBUTED_LINES = [
+  'spec.replicas: 2 → 3  by scaler (Update) at 10:42:07',
+  'metadata.labels.tier: + "front"',
+  'status.observedGeneration: 4 → 5  by kube-controller-manager (Update status) at 10:42:08',
+];

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { SinkError } from '../../../../src/errors/raven-error.js';
 import { StdoutSink } from '../../../../src/raven/sinks/stdout-sink.js';
-import { sampleEvent } from './fixtures.js';
+import { ATTRIBUTED_LINES, attributedEvent, sampleEvent } from './fixtures.js';
 
 /** A stream that records what it is given, optionally as a terminal and with a tiny buffer. */
 function captureStream(options: { tty?: boolean; highWaterMark?: number; slowMs?: number } = {}) {
@@ -93,5 +93,14 @@ test('a closed stream is a non-retryable failure and a write error a retryable o
   await assert.rejects(
     new StdoutSink({ name: 'out', stream: failing }).deliver(sampleEvent(), signal),
     (err) => err instanceof SinkError && err.retryable,
+  );
+});
+
+test('the text format names who made each change, as the CLI does', async () => {
+  const { stream, text } = captureStream();
+  await new StdoutSink({ name: 'out', stream, format: 'text' }).deliver(attributedEvent(), signal);
+  assert.equal(
+    text(),
+    `2024-05-01T12:00:00.000Z modified Deployment default/web\n${ATTRIBUTED_LINES.map((l) => `    ${l}\n`).join('')}`,
   );
 });

@@ -12,7 +12,9 @@
  *   a map or list item the entry has fields in), or a field above it that it owns whole (an atomic
  *   list or struct: `f:args: {}` owns `args[0]`). A positional `[i]` is resolved through `object`
  *   (the state after the change) to the item's keys or value;
- * - each changed entry is given the paths it owns;
+ * - each changed entry is given the paths it owns; where one entry lists a path and another only
+ *   owns a field above it whole, the one that lists it owns it (a map whose fields another
+ *   manager took is left as `f:data: {}`, which reads like an atomic field owned whole);
  * - the paths no changed entry owns (a field the write removed belongs to nobody afterwards) go to
  *   the writers: the entries that are new or whose time changed (one write request has one field
  *   manager); when no entry's time changed (a second write by the same manager within the same
@@ -64,11 +66,15 @@ export function changedBy(
 ): ChangedBy[] {
   if (changes.length === 0) return [];
   const steps = paths.map(parsePath);
-  const owned = changes.map((change) => {
+  const ownership = changes.map((change) => {
     const tree = parseFields(change.fieldsV1);
-    const mine: boolean[] = steps.map((s) => s !== undefined && owns(tree, s, 0, object));
-    return mine;
+    return steps.map((s) => (s === undefined ? NONE : owns(tree, s, 0, object)));
   });
+  // An entry that lists the path itself outranks one that owns a field above it whole: a map whose
+  // fields another manager took is written `f:data: {}` too, like an atomic field (nothing in
+  // fieldsV1 tells them apart), and it does not own what the other entry now lists.
+  const best = steps.map((_, p) => Math.max(NONE, ...ownership.map((o) => o[p] ?? NONE)));
+  const owned = ownership.map((o) => o.map((level, p) => level !== NONE && level === best[p]));
   const wrote = changes.map((c) => c.change !== 'fields');
   const anyWrote = wrote.some(Boolean);
   const out: ChangedBy[] = [];
@@ -97,9 +103,15 @@ function parseFields(text: string): FieldsTree {
   }
 }
 
-/** Whether `tree` owns the path `steps[at..]`, with `value` the object's value at this level. */
-function owns(tree: FieldsTree, steps: readonly Step[], at: number, value: unknown): boolean {
-  if (at === steps.length) return true;
+/** How an entry owns a path: not at all, through a field above it owned whole, or listing it. */
+const NONE = 0;
+const WHOLE = 1;
+const LISTED = 2;
+type Ownership = typeof NONE | typeof WHOLE | typeof LISTED;
+
+/** How `tree` owns the path `steps[at..]`, with `value` the object's value at this level. */
+function owns(tree: FieldsTree, steps: readonly Step[], at: number, value: unknown): Ownership {
+  if (at === steps.length) return LISTED;
   // A field owned whole (nothing listed below it: `{}`) owns everything under it. An entry that
   // lists only `.` owns the item or map itself, not the fields in it.
   // The root never is: an empty fieldsV1 owns nothing.
@@ -108,21 +120,22 @@ function owns(tree: FieldsTree, steps: readonly Step[], at: number, value: unkno
     leaf = false;
     break;
   }
-  if (leaf) return true;
+  if (leaf) return WHOLE;
   const step = steps[at] as Step;
   if (step.kind === 'field') {
     const child = tree[`f:${step.name}`];
-    return isTree(child) && owns(child, steps, at + 1, member(value, step.name));
+    return isTree(child) ? owns(child, steps, at + 1, member(value, step.name)) : NONE;
   }
   const list = Array.isArray(value) ? (value as unknown[]) : [];
+  let found: Ownership = NONE;
   if (step.kind === 'index') {
     const item = list[step.index];
     for (const key in tree) {
       const child = tree[key];
-      if (isTree(child) && itemMatches(key, step.index, item) && owns(child, steps, at + 1, item))
-        return true;
+      if (isTree(child) && itemMatches(key, step.index, item))
+        found = Math.max(found, owns(child, steps, at + 1, item)) as Ownership;
     }
-    return false;
+    return found;
   }
   for (const key in tree) {
     if (!key.startsWith('k:')) continue;
@@ -131,9 +144,9 @@ function owns(tree: FieldsTree, steps: readonly Step[], at: number, value: unkno
     if (id === undefined || stringOf(id) !== step.value) continue;
     const child = tree[key];
     const item = list.find((i) => isTree(i) && sameKeys(keys as FieldsTree, i));
-    if (isTree(child) && owns(child, steps, at + 1, item)) return true;
+    if (isTree(child)) found = Math.max(found, owns(child, steps, at + 1, item)) as Ownership;
   }
-  return false;
+  return found;
 }
 
 /** Whether the fieldsV1 key `key` names the item at `index`, whose value is `item`. */

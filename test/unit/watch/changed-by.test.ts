@@ -267,6 +267,39 @@ test('paths are split between several managers, and removed fields go to the wri
   ]);
 });
 
+test('a map whose fields another manager took (`f:data: {}`) does not own them: the entry that lists them does', () => {
+  // As the apiserver records it: a ConfigMap made without a field manager ('unknown'), then
+  // data.mode patched by 'ops' in the same second, so only the creator's field set changed.
+  const changes: FieldManagerChange[] = [
+    { manager: 'unknown', operation: 'Update', time: 'T0', change: 'fields', fieldsV1: '{"f:data":{}}' },
+    {
+      manager: 'ops',
+      operation: 'Update',
+      time: 'T0',
+      change: 'new',
+      fieldsV1: '{"f:data":{"f:mode":{}}}',
+    },
+  ];
+  const configMap = { metadata: { name: 'web' }, data: { mode: 'green' } };
+  assert.deepEqual(changedBy(changes, ['data.mode'], configMap), [
+    { manager: 'ops', operation: 'Update', time: 'T0', paths: ['data.mode'] },
+  ]);
+  // An atomic field owned whole by the only entry that changed is still that entry's.
+  const atomic: FieldManagerChange[] = [
+    {
+      manager: 'deployer',
+      operation: 'Apply',
+      time: 'T1',
+      change: 'time',
+      fieldsV1: JSON.stringify(applyFields),
+    },
+  ];
+  assert.deepEqual(
+    changedBy(atomic, ['spec.template.spec.containers[name=web].args[0]'], deployment([]))[0]?.paths,
+    ['spec.template.spec.containers[name=web].args[0]'],
+  );
+});
+
 test('with no entry written anew, the changed entries share what nobody owns', () => {
   const changes: FieldManagerChange[] = [
     {

@@ -72,6 +72,12 @@ export interface ChaosOptions {
    * while another is still starting.
    */
   ready?: () => Promise<void>;
+  /**
+   * The fault timelines of every run on the same control plane: this run adds its own, and
+   * blames its blind spots on the others' apiserver restarts too (its replicas meet them, its
+   * own timeline does not hold them).
+   */
+  sharedTimelines?: TimelineEntry[][];
   log?: (line: string) => void;
 }
 
@@ -178,6 +184,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     );
     const driver = new Driver(plane, log);
     const faults = new FaultRunner({ plane, postgres, receiver, proxy, replicas, log });
+    options.sharedTimelines?.push(faults.timeline);
     await Promise.all([driver.run(schedule.ops, setupDone), faults.run(schedule.faults, setupDone)]);
     const operationsDone = Date.now();
     // The etcd watch reports revisions of ConfigMaps only: a ConfigMap written now, where no watcher
@@ -234,11 +241,19 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const report = judge();
     const line = verdictLine(report);
 
-    const blamed = faults.timeline
-      // What can leave a part unwatched: a replica stopping or joining, or a stall that costs the
-      // replicas their Leases (the other faults cost a relist at most, not the work on a part).
-      .filter((e) => e.fault.lane === 'replicas' || e.fault.kind === 'stall')
-      .sort((a, b) => a.startedAt - b.startedAt);
+    // What can leave a part unwatched: a replica stopping or joining, a stall that costs the
+    // replicas their Leases, or the apiserver away (restarted, with or without a compaction: no
+    // one can watch, and Leases lapse), whichever run on the control plane made it. The other
+    // faults cost a relist at most, not the work on a part.
+    const apiserverAway = (e: TimelineEntry): boolean =>
+      e.fault.kind === 'apiserver-restart' || e.fault.kind === 'compaction';
+    const others = (options.sharedTimelines ?? []).filter((t) => t !== faults.timeline).flat();
+    const blamed = [
+      ...faults.timeline.filter(
+        (e) => e.fault.lane === 'replicas' || e.fault.kind === 'stall' || apiserverAway(e),
+      ),
+      ...others.filter(apiserverAway),
+    ].sort((a, b) => a.startedAt - b.startedAt);
     const faultsForBlame: ReplicaFault[] = blamed.map((e) => ({
       kind: blameKind(e),
       at: e.startedAt,

@@ -39,6 +39,14 @@ cache="${XDG_CACHE_HOME:-$HOME/.cache}/kube-raven/image"
 mkdir -p "$cache"
 start=$(date +%s)
 
+# One build at a time per cache (two checkouts' test suites may build at once): the cached parts
+# are made in place, and the tag is one. Held until this script exits.
+exec 9>"$cache/build.lock"
+if ! flock -n 9; then
+  echo "image: another build is using $cache; waiting for it"
+  flock 9
+fi
+
 # 1. The Debian root filesystem.
 rootfs="$cache/rootfs-$(sha256sum scripts/image-rootfs.sh | cut -c1-16)"
 if [ ! -d "$rootfs" ]; then

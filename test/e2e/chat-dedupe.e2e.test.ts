@@ -8,13 +8,11 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { join, resolve } from 'node:path';
+
 import { HttpReceiver } from '../harness/http-receiver.js';
 import { sharedCluster } from '../harness/test-cluster.js';
 import type { ControlPlane } from '../harness/control-plane.js';
-import { ok, startRaven, tempDir, until, waitReady } from './daemon-process.js';
-
-const root = resolve(import.meta.dirname, '..', '..');
+import { exampleArgs, ok, startRaven, tempDir, until, waitReady } from './daemon-process.js';
 
 function deployment(name: string, image: string): unknown {
   return {
@@ -60,19 +58,7 @@ test('chat-alerts.yaml posts each distinct image change to Slack and folds only 
   t.after(() => slack.close());
   const dir = await tempDir(t);
   const raven = startRaven(
-    [
-      'run',
-      '-c',
-      join(root, 'examples', 'configs', 'chat-alerts.yaml'),
-      '--kubeconfig',
-      plane.kubeconfig,
-      '--context',
-      'raven-local',
-      '--port',
-      '0',
-      '--log-level',
-      'info',
-    ],
+    [...exampleArgs('run', 'chat-alerts.yaml', plane.kubeconfig), '--port', '0', '--log-level', 'info'],
     {
       env: {
         SLACK_WEBHOOK_URL: slack.url('/slack'),

@@ -68,6 +68,15 @@ export interface StartOptions {
   command?: readonly [string, ...string[]];
 }
 
+/**
+ * `raven <command> -c examples/configs/<name>` against the test control plane: its kubeconfig and
+ * context replace the example's.
+ */
+export function exampleArgs(command: 'run' | 'check', name: string, kubeconfig: string): string[] {
+  const args = [command, '-c', join(root, 'examples', 'configs', name), '--kubeconfig', kubeconfig];
+  return [...args, '--context', 'raven-local'];
+}
+
 /** Start `raven <args>` with the control plane's kubeconfig. */
 export function startRaven(args: string[], options: StartOptions = {}): RavenProcess {
   const [program, ...before] = options.command ?? [process.execPath, '--import', 'tsx', 'src/cli/main.ts'];

@@ -22,7 +22,7 @@ import { NatsServer } from '../harness/nats-server.js';
 import { PostgresServer } from '../harness/postgres-server.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { sharedCluster } from '../harness/test-cluster.js';
-import { runRaven, startRaven, tempDir, waitReady } from './daemon-process.js';
+import { exampleArgs, runRaven, startRaven, tempDir, waitReady } from './daemon-process.js';
 
 const root = resolve(import.meta.dirname, '..', '..');
 const examples = join(root, 'examples');
@@ -49,15 +49,7 @@ for (const name of configs) {
   test(`examples/configs/${name} passes raven check as it is`, async () => {
     // Against the cluster, whose kubeconfig and context replace the example's.
     const plane = await sharedCluster();
-    const run = await runRaven([
-      'check',
-      '-c',
-      join(examples, 'configs', name),
-      '--kubeconfig',
-      plane.kubeconfig,
-      '--context',
-      'raven-local',
-    ]);
+    const run = await runRaven(exampleArgs('check', name, plane.kubeconfig));
     assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}`);
   });
 
@@ -87,20 +79,8 @@ for (const name of configs) {
       servers.REDIS_URL = redis.url();
     }
     const raven = startRaven(
-      [
-        'run',
-        '-c',
-        join(examples, 'configs', name),
-        '--kubeconfig',
-        plane.kubeconfig,
-        '--context',
-        'raven-local',
-        '--port',
-        '0',
-        // The start-up line naming the health server's URL is at info.
-        '--log-level',
-        'info',
-      ],
+      // The start-up line naming the health server's URL is at info.
+      [...exampleArgs('run', name, plane.kubeconfig), '--port', '0', '--log-level', 'info'],
       {
         env: {
           WEBHOOK_URL: receiver.url('/webhook'),

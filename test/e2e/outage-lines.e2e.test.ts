@@ -217,6 +217,13 @@ test('raven watch says it cannot reach a cluster restarted on a new port, and fo
     },
   );
   assert.match(raven.stderr(), moved);
+  // The line is printed when the new address is taken, before the list from it: wait for the
+  // second listing, or a ConfigMap made meanwhile is (rightly) listed as EXISTING, not ADDED.
+  await until(
+    'the objects are listed again from the new address',
+    () => raven.stdout.filter((l) => /^EXISTING\s+before\b/.test(l)).length >= 2 || raven.exitedYet(),
+    { timeoutMs: PATIENT_MS, show: () => `stdout:\n${raven.stdout.join('\n')}\nstderr:\n${raven.stderr()}` },
+  );
   await ok(
     plane.adminRequest('POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'after' } }),
   );

@@ -27,7 +27,10 @@
  *   the watcher's namespaces: Raven cannot tell such a window from one in which a change of its
  *   scope was skipped (an object made and deleted, or moved into its selector and out again,
  *   unseen; a second modification of an object it relisted), so the notice is what it must say.
- *   A window without any write to its namespaces is still needless: nothing could be skipped;
+ *   So is one whose window holds a compaction of etcd: the history after its start is gone for
+ *   everyone, and no list can show that nothing of the scope was written in it (the revisions
+ *   in between may be any kind's). Any other window without a write to its namespaces is
+ *   needless: the history could be had, nothing could be skipped;
  * - incomplete history: a write (or a deletion) the checker's own record lacks; the run is then
  *   inconclusive, never passed.
  */
@@ -80,6 +83,8 @@ export interface CheckInput {
   receipts: readonly Receipt[];
   /** Why the history may be incomplete (the checker's own watch failed). */
   historyError?: string;
+  /** The revisions etcd was compacted at during the run (by any run on the same control plane). */
+  compactions?: readonly string[];
 }
 
 export interface Expected {
@@ -282,18 +287,28 @@ export function check(input: CheckInput): Report {
         (g.toResourceVersion === undefined || rv(c.resourceVersion) <= rv(g.toResourceVersion)),
     );
   };
+  /** A compaction of etcd inside the notice's window: its history was gone for everyone. */
+  const compacted = (g: Delivered): boolean =>
+    (input.compactions ?? []).some(
+      (c) =>
+        (g.fromResourceVersion === undefined || rv(c) > rv(g.fromResourceVersion)) &&
+        (g.toResourceVersion === undefined || rv(c) <= rv(g.toResourceVersion)),
+    );
+  const lost = (g: Delivered): boolean => HISTORY_LOST.has(g.reason ?? '') && (written(g) || compacted(g));
   const window = (g: Delivered): string =>
     `${g.reason ?? '?'}, after ${g.fromResourceVersion ?? '-'} up to ${g.toResourceVersion ?? '-'}`;
   const unverifiable = unused
-    .filter((g) => HISTORY_LOST.has(g.body.reason ?? '') && written(g.body))
+    .filter((g) => lost(g.body))
     .map((g) =>
       bodyFinding(
         g,
-        `gap notice (${window(g.body)}): no change of its scope was skipped, but its namespaces were written to while the apiserver had lost the history`,
+        written(g.body)
+          ? `gap notice (${window(g.body)}): no change of its scope was skipped, but its namespaces were written to while the apiserver had lost the history`
+          : `gap notice (${window(g.body)}): no change of its scope was skipped, but etcd was compacted inside its window`,
       ),
     );
   const needless = unused
-    .filter((g) => !(HISTORY_LOST.has(g.body.reason ?? '') && written(g.body)))
+    .filter((g) => !lost(g.body))
     .map((g) => bodyFinding(g, `gap notice (${window(g.body)}) though no change in it was skipped`));
 
   const incomplete: Finding[] = [];

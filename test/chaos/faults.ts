@@ -33,6 +33,8 @@ export interface TimelineEntry {
   startedAt: number;
   endedAt?: number;
   error?: string;
+  /** The revision etcd was compacted at, for a fault that compacts it. */
+  compactedAt?: string;
 }
 
 export interface FaultWorld {
@@ -69,7 +71,7 @@ export class FaultRunner {
       this.timeline.push(entry);
       this.world.log(`fault: ${describe(item)}`);
       try {
-        await this.#make(item);
+        await this.#make(item, entry);
       } catch (err) {
         entry.error = err instanceof Error ? err.message : String(err);
         this.world.log(`fault ${item.kind} failed: ${entry.error.split('\n')[0] ?? ''}`);
@@ -78,7 +80,7 @@ export class FaultRunner {
     }
   }
 
-  async #make(fault: Fault): Promise<void> {
+  async #make(fault: Fault, entry: TimelineEntry): Promise<void> {
     const { postgres, receiver, proxy, replicas } = this.world;
     switch (fault.kind) {
       case 'stop': {
@@ -98,7 +100,7 @@ export class FaultRunner {
         const identities = replicas.running();
         await replicas.stopAll('SIGKILL');
         await delay(fault.downMs / 2);
-        await this.#compactAndRestart();
+        await this.#compactAndRestart(entry);
         await delay(fault.downMs / 2);
         for (const id of identities) replicas.start(id);
         return;
@@ -124,10 +126,10 @@ export class FaultRunner {
         receiver.fallback = { status: 200 };
         return;
       case 'apiserver-restart':
-        await this.#restartApiserver(fault.downMs, false);
+        await this.#restartApiserver(fault.downMs);
         return;
       case 'compaction':
-        await this.#compactAndRestart();
+        await this.#compactAndRestart(entry);
         return;
       case 'tcp-reset':
         proxy.cut();
@@ -150,8 +152,8 @@ export class FaultRunner {
    * the apiserver's watch cache, which a compaction of etcd alone does not touch: the restart
    * empties it, so a resume from before the compaction meets 410.
    */
-  #compactAndRestart(): Promise<void> {
-    return this.#restartApiserver(0, true);
+  #compactAndRestart(entry: TimelineEntry): Promise<void> {
+    return this.#restartApiserver(0, entry);
   }
 
   /**
@@ -160,10 +162,13 @@ export class FaultRunner {
    * tight loop can be given the apiserver's own port as its local port (a TCP self-connect) and
    * hold it when the new apiserver binds. A start that fails so is tried again.
    */
-  #restartApiserver(downMs: number, compact: boolean): Promise<void> {
+  #restartApiserver(downMs: number, compacted?: TimelineEntry): Promise<void> {
     const { plane, proxy, log } = this.world;
     const restart = async (): Promise<void> => {
-      if (compact) log(`etcd compacted at revision ${await plane.compactEtcd()}`);
+      if (compacted !== undefined) {
+        compacted.compactedAt = await plane.compactEtcd();
+        log(`etcd compacted at revision ${compacted.compactedAt}`);
+      }
       proxy.refuse();
       proxy.cut();
       try {

@@ -217,6 +217,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         writes: driver.writes,
         receipts: receipts(receiver),
         ...(history.error === undefined ? {} : { historyError: history.error.message }),
+        // Every run's on the control plane (the shared timelines hold this run's too).
+        compactions: (options.sharedTimelines ?? [faults.timeline])
+          .flat()
+          .flatMap((e) => (e.compactedAt === undefined ? [] : [e.compactedAt])),
       });
     let settled: ChaosReport['settled'] = 'gave up';
     for (const giveUp = Date.now() + SETTLE_GIVE_UP_MS; Date.now() < giveUp;) {

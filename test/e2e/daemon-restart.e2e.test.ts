@@ -135,7 +135,7 @@ sinks:
   const ids = received().map((e) => e.id);
   const repeated = ids.filter((id, i) => ids.indexOf(id) !== i);
   assert.ok(
-    repeated.every((id) => id.includes(':modified') && burst.some((e) => e.id === id)),
+    repeated.every((id) => burst.some((e) => e.id === id)),
     `only changes the kill cut off may repeat: ${JSON.stringify(repeated)}`,
   );
   assert.equal(

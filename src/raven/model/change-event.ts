@@ -41,7 +41,7 @@ export type ChangeType = 'added' | 'modified' | 'deleted';
 export type ChangeOrigin = 'live' | 'relist' | 'restart' | 'resync';
 
 export interface ChangeEvent {
-  /** Stable identity for deduplication: watcher, uid, resourceVersion and type (see {@link eventId}). */
+  /** Stable identity for deduplication: watcher, uid, resourceVersion, and `deleted` for a deletion (see {@link eventId}). */
   id: string;
   /** The name of the watcher in the config. */
   watcher: string;
@@ -87,8 +87,13 @@ export function eventObjectKey(event: Pick<ChangeEvent, 'namespace' | 'name'>): 
 }
 
 /**
- * The deduplication id of an event: `watcher:uid:resourceVersion:type`, the same on every copy of
- * one change. A deletion is named by the stretch in scope it ends: `watcher:uid:since:deleted`,
+ * The deduplication id of an event, the same on every copy of one change. A change that leaves the
+ * object in the watcher's scope (`added` or `modified`) is named by the state it makes:
+ * `watcher:uid:resourceVersion`, without its type, for the type is a judgement of what came
+ * before, and two copies of one change may judge differently: a live `modified` the receiver got
+ * and, after a crash lost its record from the checkpoint, the same state found by comparing a
+ * list with the checkpoint as `added`. A deletion is named by the stretch in scope it ends:
+ * `watcher:uid:since:deleted`,
  * `since` being the resourceVersion at which the incarnation entered the watcher's scope (its
  * `added`; `inScopeSince`). A deletion found by comparing a list with a checkpoint (a tombstone)
  * knows the stretch from the checkpoint entry, whatever state of the stretch the entry holds: so a
@@ -109,9 +114,7 @@ export function eventId(
   since?: string,
 ): string {
   const m = object.metadata;
-  const resourceVersion =
-    type === 'deleted'
-      ? (since ?? ends?.metadata?.resourceVersion ?? m?.resourceVersion)
-      : m?.resourceVersion;
-  return `${watcher}:${m?.uid ?? `${m?.namespace ?? ''}/${m?.name ?? ''}`}:${resourceVersion ?? ''}:${type}`;
+  const uid = m?.uid ?? `${m?.namespace ?? ''}/${m?.name ?? ''}`;
+  if (type !== 'deleted') return `${watcher}:${uid}:${m?.resourceVersion ?? ''}`;
+  return `${watcher}:${uid}:${since ?? ends?.metadata?.resourceVersion ?? m?.resourceVersion ?? ''}:deleted`;
 }

@@ -79,8 +79,17 @@ function perfect(): Receipt[] {
   }));
 }
 
-const run = (receipts: Receipt[], more: { writes?: Parameters<typeof check>[0]['writes'] } = {}) =>
-  check({ watchers, history, writes: more.writes ?? [], receipts });
+const run = (
+  receipts: Receipt[],
+  more: { writes?: Parameters<typeof check>[0]['writes']; compactions?: string[] } = {},
+) =>
+  check({
+    watchers,
+    history,
+    writes: more.writes ?? [],
+    receipts,
+    ...(more.compactions === undefined ? {} : { compactions: more.compactions }),
+  });
 
 const gap = (id: string, body: Partial<Delivered>, at = 100): Receipt => ({
   id,
@@ -230,6 +239,27 @@ test('a gap notice when nothing was skipped is a false alarm and fails the run',
     report.needlessGapNotices[0]?.detail ?? '',
     /overflow, after 12 up to 17\) though no change in it was skipped/,
   );
+});
+
+test('a notice of lost history over a window etcd was compacted in is unverifiable, whatever was written; a compaction outside the window excuses nothing', () => {
+  // Nothing was written to namespace a after 17; the revisions after it may be any kind's.
+  const receipts = [
+    ...perfect(),
+    gap('g1', { reason: 'resume-expired', fromResourceVersion: '17', toResourceVersion: '19' }),
+    gap('g2', { reason: 'relist', fromResourceVersion: '17', toResourceVersion: '18' }),
+    // Raven's own decision: a compaction does not excuse an overflow notice.
+    gap('g3', { reason: 'overflow', fromResourceVersion: '17', toResourceVersion: '19' }),
+  ];
+  const inside = run(receipts, { compactions: ['19'] });
+  assert.equal(inside.counts.unverifiableGapNotices, 1);
+  assert.match(inside.unverifiableGapNotices[0]?.detail ?? '', /etcd was compacted inside its window/);
+  assert.deepEqual(
+    inside.needlessGapNotices.map((f) => f.ids?.[0]),
+    ['g2', 'g3'],
+  );
+  const before = run(receipts, { compactions: ['17', '12'] });
+  assert.equal(before.counts.unverifiableGapNotices, 0);
+  assert.equal(before.counts.needlessGapNotices, 3);
 });
 
 test('a notice of lost history over a window its namespaces were written in is unverifiable, not needless', () => {

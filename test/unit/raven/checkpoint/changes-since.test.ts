@@ -4,6 +4,7 @@ import type { KubeObject } from '../../../../src/client/kube-object.js';
 import { changesSince, type ChangesSinceOptions } from '../../../../src/raven/checkpoint/changes-since.js';
 import { entryFromObject } from '../../../../src/raven/checkpoint/checkpoint-store.js';
 import type { ChangeEvent } from '../../../../src/raven/model/change-event.js';
+import { buildChangeEvent } from '../../../../src/raven/model/to-change-event.js';
 import { pod, PODS, TIME } from './fixtures.js';
 
 const options: ChangesSinceOptions = { watcher: 'pods', resource: PODS, origin: 'restart', now: () => TIME };
@@ -122,7 +123,7 @@ test('a modified event carries the delivered state as previous and the current o
   const after = pod('d', 'web', { rv: '2', image: 'v2' });
   const [event] = compare([before], [after], { origin: 'resync' }).events;
   assert.deepEqual(event, {
-    id: 'pods:uid-web:2:modified',
+    id: 'pods:uid-web:2',
     watcher: 'pods',
     type: 'modified',
     origin: 'resync',
@@ -152,7 +153,7 @@ test('a tombstone carries the checkpointed object, its identity and an id of its
 
 test('added events are not tombstones and have no previous state', () => {
   const [event] = compare([], [pod('d', 'a')]).events;
-  assert.equal(event?.id, 'pods:uid-a:1:added');
+  assert.equal(event?.id, 'pods:uid-a:1');
   assert.equal(event.tombstone, false);
   assert.equal(event.previous, undefined);
 });
@@ -181,12 +182,12 @@ test('each event says where its stretch in scope started: a tombstone the entryâ
     events.map((e) => `${e.id} since ${e.inScopeSince ?? '-'}`);
   assert.deepEqual(stretches(changesSince(checkpoint, current, options).events), [
     'pods:uid-again:4:deleted since 4',
-    'pods:uid-again2:12:added since 12',
+    'pods:uid-again2:12 since 12',
     'pods:uid-gone:3:deleted since 3',
-    'pods:uid-new:11:added since 11',
+    'pods:uid-new:11 since 11',
     // Written by an older Raven: named by the state it ends, as before.
     'pods:uid-old:8:deleted since -',
-    'pods:uid-same:10:modified since 2',
+    'pods:uid-same:10 since 2',
   ]);
   const pipeline = new Map([
     ['uid-again2', '12'],
@@ -196,10 +197,25 @@ test('each event says where its stretch in scope started: a tombstone the entryâ
   const inScopeSince = (object: KubeObject): string | undefined => pipeline.get(object.metadata?.uid ?? '');
   assert.deepEqual(stretches(changesSince(checkpoint, current, { ...options, inScopeSince }).events), [
     'pods:uid-again:4:deleted since 4',
-    'pods:uid-again2:12:added since 12',
+    'pods:uid-again2:12 since 12',
     'pods:uid-gone:3:deleted since 3',
-    'pods:uid-new:11:added since 6',
+    'pods:uid-new:11 since 6',
     'pods:uid-old:8:deleted since -',
-    'pods:uid-same:10:modified since 9',
+    'pods:uid-same:10 since 9',
   ]);
+});
+
+test('one state has one id whatever its type is judged to be: a live modified, and the same state found as added after a crash lost its record', () => {
+  const created = pod('d', 'web', { rv: '5' });
+  const changed = pod('d', 'web', { rv: '7', image: 'v2' });
+  const live = buildChangeEvent(
+    { watcher: 'pods', resource: PODS, time: TIME },
+    { type: 'modified', object: changed, previous: created, since: '5', origin: 'live' },
+  );
+  // The checkpoint's record of both live deliveries was lost (a SIGKILL before the flush).
+  const [found] = compare([], [changed]).events;
+  assert.equal(live.type, 'modified');
+  assert.equal(found?.type, 'added');
+  assert.equal(found.id, live.id);
+  assert.equal(live.id, 'pods:uid-web:7');
 });

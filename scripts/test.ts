@@ -188,6 +188,8 @@ async function main(args: string[]): Promise<number> {
           ...find(join(repoRoot, 'test', 'unit')),
           ...find(join(repoRoot, 'test', 'fault')),
           ...(unitOnly ? [] : find(join(repoRoot, 'test', 'e2e'))),
+          // The chaos checker's CI seeds (docs/chaos.md "CI"): their own control plane and PostgreSQL.
+          ...(unitOnly ? [] : find(join(repoRoot, 'test', 'chaos'))),
         ];
   const needsCluster = files.some((f) => f.includes('e2e'));
   const env = { ...process.env };

@@ -7,7 +7,9 @@
  * (user + system from /proc, in clock ticks), over the same span.
  *
  * The baseline, `raw JSON.parse`, reads the same stream in a process of its own and parses each
- * line (`raw-parse.ts`). RAVEN_BENCH_BEFORE_DIST=/path/to/dist adds a second daemon built from
+ * line (`raw-parse.ts`); the second, `raven watch`, is Raven's own watch as the daemon's watchers
+ * run it (`keepObjects: false`, `raven-watch.ts`), timed from its list's end as the daemon is.
+ * RAVEN_BENCH_BEFORE_DIST=/path/to/dist adds a second daemon built from
  * another commit, run in the same rounds, for a before-and-after comparison.
  *
  * RAVEN_BENCH_DAEMON_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof" passes node flags to each
@@ -44,11 +46,12 @@ interface RunResult {
 
 interface Contestant {
   name: string;
-  /** A dist/ directory for a daemon; undefined for the raw baseline. */
+  /** A dist/ directory for a daemon; undefined for the baselines. */
   dist?: URL;
 }
 
 const RAW = 'raw JSON.parse';
+const WATCH = 'raven watch, keepObjects: false';
 /**
  * Count the lines of a growing file, reading only what was appended since the last call. The file
  * sink rotates at 100 MiB (renaming the file and starting a new one), so the file is held open:
@@ -179,12 +182,13 @@ async function runDaemon(options: DaemonSuiteOptions, dist: URL): Promise<ChildO
   }
 }
 
-async function runRaw(options: DaemonSuiteOptions): Promise<ChildOutcome<RunResult>> {
+/** A baseline in a process of its own: `raw-parse.ts` or `raven-watch.ts`. */
+async function runBaseline(options: DaemonSuiteOptions, script: string): Promise<ChildOutcome<RunResult>> {
   const server = await startChangeServer({ objects: options.objects, changes: options.changes });
   try {
     return await runChild<RunResult>({
       node: options.node,
-      script: 'bench/daemon/raw-parse.ts',
+      script,
       args: [server.url, String(options.changes)],
       timeoutMs: 600_000,
     });
@@ -197,6 +201,7 @@ export async function runDaemonSuite(options: DaemonSuiteOptions): Promise<{ mar
   const before = process.env.RAVEN_BENCH_BEFORE_DIST;
   const contestants: Contestant[] = [
     { name: RAW },
+    { name: WATCH },
     { name: 'raven run', dist: ravenDist },
     ...(before === undefined || before === ''
       ? []
@@ -205,7 +210,10 @@ export async function runDaemonSuite(options: DaemonSuiteOptions): Promise<{ mar
   const rounds = await runRounds(
     contestants,
     options.runs,
-    (c) => (c.dist === undefined ? runRaw(options) : runDaemon(options, c.dist)),
+    (c) =>
+      c.dist !== undefined
+        ? runDaemon(options, c.dist)
+        : runBaseline(options, c.name === RAW ? 'bench/daemon/raw-parse.ts' : 'bench/daemon/raven-watch.ts'),
     (c, round, outcome) =>
       options.log(
         `daemon ${c.name} round ${round + 1}: ${
@@ -221,7 +229,8 @@ export async function runDaemonSuite(options: DaemonSuiteOptions): Promise<{ mar
     `\`${c.name}\``,
     spread(values(rounds, c.name, rate)),
     spread(values(rounds, c.name, (r) => perChange(r) * 1000)),
-    ratioSpread(roundRatios(rounds, c.name, RAW, (r) => r.cpuMs)),
+    ratioSpread(roundRatios(rounds, c.name, RAW, (r) => perChange(r))),
+    ratioSpread(roundRatios(rounds, c.name, WATCH, (r) => perChange(r))),
     String(values(rounds, c.name, rate).length),
   ]);
   const markdown = [
@@ -229,9 +238,12 @@ export async function runDaemonSuite(options: DaemonSuiteOptions): Promise<{ mar
     '',
     `Measured ${options.machine}. ${loadSummary(rounds.load)}.`,
     '',
-    `\`raven run\` (${fileURLToPath(ravenDist)}) with ${options.objects} realistic pods listed, then ${options.changes} watch events, each a real change (one annotation), to a stdout sink (JSON lines to /dev/null) and a file sink, SQLite checkpoint. Timed from the daemon's \`synced\` log line (the changes are served from then on) until the file holds every change; CPU is the daemon process's own over that span. \`${RAW}\`: the same stream read with node:http and parsed line by line in a process of its own. Medians (range) of ${options.runs} interleaved rounds; ratios per round.`,
+    `\`raven run\` (${fileURLToPath(ravenDist)}) with ${options.objects} realistic pods listed, then ${options.changes} watch events, each a real change (one annotation), to a stdout sink (JSON lines to /dev/null) and a file sink, SQLite checkpoint. Timed from the daemon's \`synced\` log line (the changes are served from then on) until the file holds every change; CPU is the daemon process's own over that span. \`${RAW}\`: the same stream read with node:http and parsed line by line in a process of its own. \`${WATCH}\`: Raven's own watch over the same stream as the daemon's watchers run it (managedFields dropped while parsing, their entries read), counting its events, timed from its list's end. Ratios are of CPU per change. Medians (range) of ${options.runs} interleaved rounds; ratios per round.`,
     '',
-    table(['contestant', 'changes/s', 'CPU µs per change', `CPU ÷ ${RAW}`, 'runs'], rows),
+    table(
+      ['contestant', 'changes/s', 'CPU µs per change', `CPU ÷ ${RAW}`, 'CPU ÷ raven watch', 'runs'],
+      rows,
+    ),
     '',
     `Median CPU per change: ${contestants
       .map((c) => `${c.name} ${fixed(median(values(rounds, c.name, perChange)) * 1000)} µs`)

@@ -358,12 +358,7 @@ test('a deletion is named by the stretch in scope it ends: a tombstone from a ch
   assert.ok(added !== undefined && confirmed !== undefined && live !== undefined);
   assert.deepEqual(
     first.of('change').map((c) => `${c.event.id} since ${c.event.inScopeSince ?? '-'}`),
-    [
-      'w:uid-a:20 since 20',
-      'w:uid-a:21 since 20',
-      'w:uid-a:22 since 20',
-      'w:uid-a:20:deleted since 20',
-    ],
+    ['w:uid-a:20 since 20', 'w:uid-a:21 since 20', 'w:uid-a:22 since 20', 'w:uid-a:20:deleted since 20'],
   );
   assert.equal(live.resourceVersion, '23', 'the event still carries the deletion’s own resourceVersion');
   await first.stop();
@@ -464,12 +459,7 @@ test('a name deleted and made again: each incarnation’s deletion has its own i
   ]);
   await run.until(() => run.of('change').length === 4);
   const ids = run.of('change').map((c) => c.event.id);
-  assert.deepEqual(ids, [
-    'w:uid-a:10:deleted',
-    'w:uid-a2:12',
-    'w:uid-a2:13',
-    'w:uid-a2:12:deleted',
-  ]);
+  assert.deepEqual(ids, ['w:uid-a:10:deleted', 'w:uid-a2:12', 'w:uid-a2:13', 'w:uid-a2:12:deleted']);
   await run.stop();
 });
 

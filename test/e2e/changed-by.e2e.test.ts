@@ -86,6 +86,15 @@ async function drive(plane: ControlPlane, ns: string, seen: () => Promise<void>)
   );
   await seen();
   await ok(plane.adminRequest('PATCH', `${path}/web?fieldManager=scaler`, { spec: { replicas: 3 } }));
+  // The auditor adds a condition to those the deployment controller wrote: on a loaded machine
+  // the controller may not have written any yet, and the auditor's would then be the whole list
+  // (`status.conditions`, rightly), not one condition of it.
+  await until('the deployment controller has written conditions', async () => {
+    const current = await ok<{ status?: { conditions?: unknown[] } }>(
+      plane.adminRequest('GET', `${path}/web`),
+    );
+    return (current.status?.conditions?.length ?? 0) > 0;
+  });
   await ok(
     plane.adminRequest(
       'PATCH',

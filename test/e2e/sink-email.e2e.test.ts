@@ -13,10 +13,13 @@ import { EximServer, readMail } from '../harness/exim-server.js';
 import { tempDir, type DeliveredEvent } from './daemon-process.js';
 import { outageScenario } from './streaming-sink-outage.js';
 
-/** The change a mail's body shows: the headline gives the name, the change id the rest. */
+/**
+ * The change a mail's body shows: the headline gives its type, kind and name, the change id
+ * (`watcher:uid:resourceVersion`, or `...:since:deleted`) the rest.
+ */
 function mailedChange(change: { headline: string; id: string }): DeliveredEvent {
-  const [watcher = '', uid = '', resourceVersion = '', type = ''] = change.id.split(':');
-  const [, , kind = '', key = ''] = change.headline.split(' ');
+  const [watcher = '', uid = '', resourceVersion = ''] = change.id.split(':');
+  const [, type = '', kind = '', key = ''] = change.headline.split(' ');
   const [namespace, name = ''] = key.split('/');
   return {
     id: change.id,

@@ -41,7 +41,7 @@ import { HealthServer, type MountedRoutes, type Readiness } from './health-serve
 import { RavenMetrics } from './metrics/metrics.js';
 import { Router } from './routing/router.js';
 import { WatcherPipeline } from './pipeline/watcher-pipeline.js';
-import type { EventsWatcherConfig } from './config/watcher-schema.js';
+import type { EventsWatcherConfig, WatcherConfig } from './config/watcher-schema.js';
 import { EventFeed } from './events/event-feed.js';
 import { InvolvedObjects } from './events/involved-objects.js';
 import { WatcherSinks, type WatcherSinksContext } from './delivery/watcher-sinks.js';
@@ -76,6 +76,17 @@ export interface DaemonOptions {
 
 /** One term of work: until `signal` aborts; `epoch` the leader's term, `parts` a sharded replica's. */
 type Work = (signal: AbortSignal, epoch?: number, parts?: readonly number[]) => Promise<void>;
+
+/** One watcher of a term of work, with what its sinks and taps share with the others. */
+interface Watching {
+  config: WatcherConfig;
+  resolved: ResolvedResource;
+  feed: EventFeed | undefined;
+  sinkSide: WatcherSinksContext;
+  sinks: SinkDeliveries;
+  router: Router;
+  handlers: ReadonlyMap<string, HandlerRunner>;
+}
 
 /** What the daemon needs of the web view: its routes, and a way in for each watcher's changes. */
 export interface DaemonUi {
@@ -331,23 +342,7 @@ export class Daemon {
     });
     const handlers = new Map<string, HandlerRunner>();
     try {
-      const sinkSide: WatcherSinksContext = {
-        router,
-        deliveries: sinks.byName,
-        checkpoints,
-        metrics: this.metrics,
-        logger: this.#log,
-        clock: this.#clock,
-        diffIgnore: config.diff.ignore,
-        gapNotices: new Set(config.sinks.filter((s) => s.gapNotices).map((s) => s.name)),
-        ...(sharded === undefined
-          ? {}
-          : {
-              sharding: { field: config.sharding.field, buckets: config.sharding.buckets },
-              replayFloor: (event, sink) => sharded.replayFloor(event, sink),
-              partOf: (uid, namespace) => sharded.partOf(uid, namespace),
-            }),
-      };
+      const sinkSide = this.#sinkSide(router, sinks, checkpoints, sharded);
       await this.#startHandlers(handlers, client, discovery, stopWork.signal);
       const involved = config.watchers.some((w) => w.type === 'events')
         ? this.#involvedObjects(client, discovery, stopWork.signal)
@@ -363,28 +358,8 @@ export class Daemon {
               })
             : undefined;
         if (stopWork.signal.aborted) return;
-        const pipeline = new WatcherPipeline(watcherConfig, resolved, feed);
-        const watcherSinks = new WatcherSinks(sinkSide, pipeline);
-        this.#pipelines.set(watcherConfig.name, pipeline);
-        sinks.recover(watcherConfig.name, watcherSinks);
-        const log = this.#log.child({ watcher: watcherConfig.name });
-        const ui = this.#uiSource(watcherConfig.name, resolved);
-        const taps = [
-          logTap(log),
-          metricsTap(this.metrics, watcherConfig.name),
-          ...(ui === undefined ? [] : [uiTap(ui)]),
-          handlersTap(router, handlers),
-        ];
-        await runWatcher(pipeline, watcherSinks, taps, {
-          transport: client,
-          clock: this.#clock,
-          logger: log,
-          diffIgnore: config.diff.ignore,
-          signal: stopWork.signal,
-          ...(this.#options.random === undefined ? {} : { random: this.#options.random }),
-          ...(shard === undefined ? {} : { shard }),
-          server: client.server,
-        });
+        const watching = { config: watcherConfig, resolved, feed, sinkSide, sinks, router, handlers };
+        await this.#watch(watching, client, stopWork.signal, shard);
       });
       const translations = config.translators.map((t) => this.#runTranslator(t, client, stopWork.signal));
       await Promise.all([...runs, ...translations]);
@@ -395,6 +370,68 @@ export class Daemon {
       this.#pipelines.clear();
       this.#translators.clear();
     }
+  }
+
+  /** What every watcher's sinks share in one term of work (sharded: the part arithmetic). */
+  #sinkSide(
+    router: Router,
+    sinks: SinkDeliveries,
+    checkpoints: CheckpointStore,
+    sharded: ShardedCheckpoints | undefined,
+  ): WatcherSinksContext {
+    const config = this.#config;
+    return {
+      router,
+      deliveries: sinks.byName,
+      checkpoints,
+      metrics: this.metrics,
+      logger: this.#log,
+      clock: this.#clock,
+      diffIgnore: config.diff.ignore,
+      gapNotices: new Set(config.sinks.filter((s) => s.gapNotices).map((s) => s.name)),
+      ...(sharded === undefined
+        ? {}
+        : {
+            sharding: { field: config.sharding.field, buckets: config.sharding.buckets },
+            replayFloor: (event, sink) => sharded.replayFloor(event, sink),
+            partOf: (uid, namespace) => sharded.partOf(uid, namespace),
+          }),
+    };
+  }
+
+  /**
+   * One watcher until `signal` aborts: its pipeline, its sinks (recovered on overflow by
+   * `sinks`), its taps (log, metrics, web view, handlers), and the one loop that joins them.
+   */
+  async #watch(
+    w: Watching,
+    client: KubeClient,
+    signal: AbortSignal,
+    shard: Shard | undefined,
+  ): Promise<void> {
+    const name = w.config.name;
+    const pipeline = new WatcherPipeline(w.config, w.resolved, w.feed);
+    const watcherSinks = new WatcherSinks(w.sinkSide, pipeline);
+    this.#pipelines.set(name, pipeline);
+    w.sinks.recover(name, watcherSinks);
+    const log = this.#log.child({ watcher: name });
+    const ui = this.#uiSource(name, w.resolved);
+    const taps = [
+      logTap(log),
+      metricsTap(this.metrics, name),
+      ...(ui === undefined ? [] : [uiTap(ui)]),
+      handlersTap(w.router, w.handlers),
+    ];
+    await runWatcher(pipeline, watcherSinks, taps, {
+      transport: client,
+      clock: this.#clock,
+      logger: log,
+      diffIgnore: this.#config.diff.ignore,
+      signal,
+      ...(this.#options.random === undefined ? {} : { random: this.#options.random }),
+      ...(shard === undefined ? {} : { shard }),
+      server: client.server,
+    });
   }
 
   /**

@@ -9,6 +9,7 @@ import { SinkDelivery } from '../../../../src/raven/delivery/sink-delivery.js';
 import { noopDeliveryMetrics } from '../../../../src/raven/metrics/delivery-metrics.js';
 import { WebhookSink } from '../../../../src/raven/sinks/webhook-sink.js';
 import { HttpReceiver } from '../../../harness/http-receiver.js';
+import { until } from '../../../harness/until.js';
 import { sampleEvent } from '../sinks/fixtures.js';
 import type { Logger } from '../../../../src/util/logger.js';
 
@@ -17,10 +18,19 @@ test('events wait while the receiver is down and arrive in per-object order once
   const dispatcher = new Agent();
   const delivered: string[] = [];
   const failures: string[] = [];
+  const warned: string[] = [];
+  const logger: Logger = {
+    debug: () => undefined,
+    info: () => undefined,
+    warn: (fields, msg) => warned.push(JSON.stringify({ msg, ...fields })),
+    error: () => undefined,
+    child: () => logger,
+  };
   const d = new SinkDelivery(new WebhookSink({ name: 'hook', url: receiver.url('/in'), dispatcher }), {
     initialBackoffMs: 10,
     maxBackoffMs: 40,
     maxAttempts: 1_000,
+    logger,
     onDelivered: (e) => delivered.push(e.id),
     metrics: { ...noopDeliveryMetrics, failed: (kind) => failures.push(kind) },
   });
@@ -33,11 +43,10 @@ test('events wait while the receiver is down and arrive in per-object order once
         ids.push(event.id);
         d.enqueue(event);
       }
-    // Tried and refused several times (a wait on that condition; the bound is a safety net only).
-    for (let waited = 0; failures.length < 3; waited += 10) {
-      assert.ok(waited < 120_000, `only ${failures.length} attempts failed in 120 s`);
-      await delay(10);
-    }
+    // Tried and refused several times.
+    await until('three attempts failed', () => failures.length >= 3, { everyMs: 10 });
+    assert.deepEqual(new Set(failures), new Set(['sink']), 'each attempt failed at the sink');
+    assert.match(warned[0] ?? '', /ECONNREFUSED/, `the attempt was refused:\n${warned.join('\n')}`);
     assert.equal(delivered.length, 0, 'nothing is delivered while the receiver refuses connections');
     assert.equal(
       receiver.requests.filter((r) => r.headers['x-raven-event-id'] !== undefined).length,

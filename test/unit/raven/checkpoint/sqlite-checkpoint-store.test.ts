@@ -108,9 +108,11 @@ test('a lock left by a process that is gone is reclaimed', () =>
     const gone = spawnSync(process.execPath, ['-e', '']).pid;
     writeLock(path, { pid: gone, hostname: hostname(), token: 't', heartbeat: 0 });
     const store = SqliteCheckpointStore.open(path, { clock: new FakeClock() });
-    const owner = JSON.parse(readFileSync(`${path}.owner`, 'utf8')) as { pid: number };
-    assert.equal(owner.pid, process.pid);
+    const owner = readOwner(path);
+    assert.equal(owner.pid, process.pid, 'the lock file now names this process');
+    assert.notEqual(owner.token, 't', 'under a token of its own');
     await store.close();
+    assert.equal(existsSync(`${path}.owner`), false, 'and released on close, which only its holder does');
   }));
 
 test('a lock with this process id that this process does not hold is reclaimed (a restarted container)', () =>
@@ -144,9 +146,18 @@ test('a lock from another host is refused while its heartbeat is fresh and recla
       () => SqliteCheckpointStore.open(path, { clock }),
       expectCheckpointError('ERR_CHECKPOINT_LOCKED', 'pid 1 on elsewhere'),
     );
+    assert.equal(readOwner(path).hostname, 'elsewhere', 'a refused open leaves the lock as it was');
     writeLock(path, { pid: 1, hostname: 'elsewhere', token: 't', heartbeat: clock.now() - 61_000 });
     const store = SqliteCheckpointStore.open(path, { clock });
+    const owner = readOwner(path);
+    assert.deepEqual(
+      [owner.pid, owner.hostname],
+      [process.pid, hostname()],
+      'the stale lock is this store’s now',
+    );
+    assert.notEqual(owner.token, 't');
     await store.close();
+    assert.equal(existsSync(`${path}.owner`), false, 'and released on close, which only its holder does');
   }));
 
 test('the lock holder rewrites its heartbeat on the clock', () =>

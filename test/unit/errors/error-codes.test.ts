@@ -46,6 +46,34 @@ test('every code in the registry is raised somewhere in src/', async () => {
   assert.deepEqual(unused, [], 'codes nothing raises: remove them from the registry and docs/errors.md');
 });
 
+/** The modules docs/errors.md names as wrapping a plain Error's message in a RavenError at once. */
+const MESSAGE_CARRIERS = [
+  'src/client/auth/exec-credential.ts',
+  'src/client/auth/token-file-auth.ts',
+  'src/controller/lease-group.ts',
+  'src/raven/checkpoint/sqlite-schema.ts',
+];
+
+test('a plain `throw new Error` in src/ is a broken invariant or in a module docs/errors.md names', async () => {
+  const other: string[] = [];
+  for (const file of await sourceFiles(join(root, 'src'))) {
+    const path = file.slice(root.length + 1);
+    const text = await readFile(file, 'utf8');
+    // A throw whose message is one string literal; any other form is listed for a look.
+    const throws = [...text.matchAll(/throw new Error\(/g)].length;
+    const messages = [...text.matchAll(/throw new Error\(\s*([`'"])([^]*?)\1\s*,?\s*\)/g)];
+    if (messages.length !== throws)
+      other.push(`${path}: a throw new Error( whose message is not one literal`);
+    for (const match of messages) {
+      const bug = (match[2] ?? '').endsWith('(a bug)');
+      if (!bug && !MESSAGE_CARRIERS.includes(path)) other.push(`${path}: ${match[0]}`);
+    }
+  }
+  assert.deepEqual(other, [], 'raise a RavenError with a code, or end the message in "(a bug)"');
+  const doc = await readFile(join(root, 'docs', 'errors.md'), 'utf8');
+  for (const path of MESSAGE_CARRIERS) assert.ok(doc.includes(path), `docs/errors.md names ${path}`);
+});
+
 test('isRavenErrorCode tells registry codes from others', () => {
   assert.equal(isRavenErrorCode('ERR_API'), true);
   assert.equal(isRavenErrorCode('ERR_ARGUMENT'), false);

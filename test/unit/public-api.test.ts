@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
-import { basename } from 'node:path';
+import { basename, join, relative, resolve } from 'node:path';
 import { API_DIR, apiReport, type ApiReport, entryPoints, reportFile } from '../../scripts/api-report.js';
 
 /** kube-raven/client-node may pass client-node through whole; no other entry point re-exports a module. */
@@ -56,4 +56,17 @@ test('the root does not export test helpers, the daemon, the CLI, OpenStack or t
     /^src\/(testing|raven|cli|ui|openstack|translator)\//.test(file),
   );
   assert.deepEqual([...new Set(leaking)], []);
+});
+
+test('every index.ts under src/ is an entry point: no barrel that only re-exports for the inside', async () => {
+  const root = resolve(import.meta.dirname, '..', '..');
+  const entries = await readdir(join(root, 'src'), { recursive: true, withFileTypes: true });
+  const barrels = entries
+    .filter((e) => e.isFile() && e.name === 'index.ts')
+    .map((e) => relative(root, join(e.parentPath, e.name)))
+    .sort();
+  const sources = entryPoints()
+    .map(({ source }) => relative(root, source))
+    .sort();
+  assert.deepEqual(barrels, sources);
 });

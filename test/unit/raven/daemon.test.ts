@@ -20,7 +20,7 @@ import {
 } from '../../../src/client/kube-client.js';
 import { ApiError } from '../../../src/errors/api-error.js';
 import { SqliteCheckpointStore } from '../../../src/raven/checkpoint/sqlite-checkpoint-store.js';
-import { parseRavenConfig } from '../../../src/raven/config/index.js';
+import { parseRavenConfig } from '../../../src/raven/config/load-raven-config.js';
 import { Daemon } from '../../../src/raven/daemon.js';
 import { FakeClock } from '../../../src/testing/fake-clock.js';
 import { captureLogger } from '../openstack/helpers.js';

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import type { ResolvedResource } from '../../../src/client/api-resource.js';
 import { UnknownResourceError } from '../../../src/client/unknown-resource-error.js';
 import { ConfigError, TransportError } from '../../../src/errors/raven-error.js';
-import { parseRavenConfig } from '../../../src/raven/config/index.js';
+import { parseRavenConfig } from '../../../src/raven/config/load-raven-config.js';
 import {
   DISCOVERY_RETRY,
   checkWatcherResources,

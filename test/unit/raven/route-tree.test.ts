@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { KubeObject } from '../../../src/client/kube-object.js';
 import type { ChangeEvent } from '../../../src/raven/model/change-event.js';
-import { loadRavenConfig, parseRavenConfig } from '../../../src/raven/config/index.js';
+import { loadRavenConfig, parseRavenConfig } from '../../../src/raven/config/load-raven-config.js';
 import { EventFeed } from '../../../src/raven/events/event-feed.js';
 import type { InvolvedObject } from '../../../src/raven/model/event-occurrence.js';
 import { Router } from '../../../src/raven/routing/router.js';

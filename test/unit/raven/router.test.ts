@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { KubeObject } from '../../../src/client/kube-object.js';
 import type { ChangeType } from '../../../src/raven/model/change-event.js';
-import { parseRavenConfig } from '../../../src/raven/config/index.js';
+import { parseRavenConfig } from '../../../src/raven/config/load-raven-config.js';
 import { ROUTER_VERDICT, type RouterVerdictMessage } from '../../../src/raven/model/diagnostics.js';
 import { Router } from '../../../src/raven/routing/router.js';
 import { toChangeEvent } from '../../../src/raven/model/to-change-event.js';

@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseRavenConfig } from '../../../src/raven/config/index.js';
+import { parseRavenConfig } from '../../../src/raven/config/load-raven-config.js';
 import type { PipelineEvent } from '../../../src/raven/model/pipeline-event.js';
 import { runWatcher, type WatcherSide } from '../../../src/raven/pipeline/run-watcher.js';
 import { WatcherPipeline } from '../../../src/raven/pipeline/watcher-pipeline.js';

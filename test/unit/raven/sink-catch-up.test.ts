@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KubeObject } from '../../../src/client/kube-object.js';
 import { MemoryCheckpointStore } from '../../../src/raven/checkpoint/memory-checkpoint-store.js';
-import { parseRavenConfig } from '../../../src/raven/config/index.js';
+import { parseRavenConfig } from '../../../src/raven/config/load-raven-config.js';
 import type { ChangeEvent } from '../../../src/raven/model/change-event.js';
 import type { RoutedRecord } from '../../../src/raven/delivery/sink-delivery.js';
 import { Router } from '../../../src/raven/routing/router.js';

@@ -10,7 +10,7 @@ import type { KubeObject } from '../../../src/client/kube-object.js';
 import { SinkError } from '../../../src/errors/raven-error.js';
 import type { ChangeEvent } from '../../../src/raven/model/change-event.js';
 import { toChangeEvent } from '../../../src/raven/model/to-change-event.js';
-import { parseRavenConfig } from '../../../src/raven/config/index.js';
+import { parseRavenConfig } from '../../../src/raven/config/load-raven-config.js';
 import type { RavenConfig } from '../../../src/raven/config/raven-config-schema.js';
 import { MemoryCheckpointStore } from '../../../src/raven/checkpoint/memory-checkpoint-store.js';
 import type { RoutedRecord } from '../../../src/raven/delivery/sink-delivery.js';

@@ -14,7 +14,7 @@ import { changesSince } from '../../../src/raven/checkpoint/changes-since.js';
 import { entryFromEvent } from '../../../src/raven/checkpoint/checkpoint-store.js';
 import { MemoryCheckpointStore } from '../../../src/raven/checkpoint/memory-checkpoint-store.js';
 import { knownStretches, resumeObjects } from '../../../src/raven/delivery/resume-point.js';
-import { parseRavenConfig } from '../../../src/raven/config/index.js';
+import { parseRavenConfig } from '../../../src/raven/config/load-raven-config.js';
 import type { WatcherConfig } from '../../../src/raven/config/watcher-schema.js';
 import { WATCHER_CHANGE, type WatcherChangeMessage } from '../../../src/raven/model/diagnostics.js';
 import {

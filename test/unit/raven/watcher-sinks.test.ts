@@ -11,7 +11,7 @@ import type { CheckpointStore } from '../../../src/raven/checkpoint/checkpoint-s
 import { MemoryCheckpointStore } from '../../../src/raven/checkpoint/memory-checkpoint-store.js';
 import { partName, ShardedCheckpoints } from '../../../src/raven/checkpoint/sharded-checkpoints.js';
 import { watchScope } from '../../../src/raven/delivery/resume-point.js';
-import { parseRavenConfig } from '../../../src/raven/config/index.js';
+import { parseRavenConfig } from '../../../src/raven/config/load-raven-config.js';
 import type { RavenConfig } from '../../../src/raven/config/raven-config-schema.js';
 import { SinkDelivery } from '../../../src/raven/delivery/sink-delivery.js';
 import type { GapNotice } from '../../../src/raven/model/gap-notice.js';

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError } from '../../../../src/errors/raven-error.js';
-import { configErrorList, parseRavenConfig } from '../../../../src/raven/config/index.js';
+import { configErrorList } from '../../../../src/errors/config-aggregate-error.js';
+import { parseRavenConfig } from '../../../../src/raven/config/load-raven-config.js';
 
 const WATCHERS = 'watchers: [{ name: pods, resource: pods }]\n';
 const SINKS = 'sinks: [{ name: console, type: stdout }]\n';

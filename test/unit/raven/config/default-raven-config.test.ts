@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { defaultRavenConfig } from '../../../../src/raven/config/index.js';
+import { defaultRavenConfig } from '../../../../src/raven/config/default-raven-config.js';
 import { parseNamespaceScope } from '../../../../src/watch/scope/namespace-scope.js';
 
 test('the default config watches the common workloads outside kube-* namespaces', () => {

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { expandString } from '../../../../src/raven/config/index.js';
+import { expandString } from '../../../../src/raven/config/env-substitution.js';
 import { suggest } from '../../../../src/util/did-you-mean.js';
 import { formatConfigPath } from '../../../../src/errors/config-path.js';
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadRavenConfig } from '../../../../src/raven/config/index.js';
+import { loadRavenConfig } from '../../../../src/raven/config/load-raven-config.js';
 
 const dir = join(dirname(fileURLToPath(import.meta.url)), '../../../../examples/configs');
 const files = readdirSync(dir).filter((name) => name.endsWith('.yaml'));

@@ -4,13 +4,12 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from '../../../../src/errors/raven-error.js';
+import { ConfigAggregateError, configErrorList } from '../../../../src/errors/config-aggregate-error.js';
 import {
-  ConfigAggregateError,
-  configErrorList,
   loadRavenConfig,
   parseRavenConfig,
   type ParseRavenConfigOptions,
-} from '../../../../src/raven/config/index.js';
+} from '../../../../src/raven/config/load-raven-config.js';
 
 const FILE = 'raven.yaml';
 const options: ParseRavenConfigOptions = {

@@ -139,6 +139,17 @@ test('the order inside src/raven lists every folder of src/raven once', () => {
   assert.deepEqual([...order].sort(), folders(raven));
 });
 
+test('docs/layers.md names every file directly in src/raven, the wiring above its folders', () => {
+  const doc = readFileSync(join(root, 'docs', 'layers.md'), 'utf8');
+  const intro = /## Inside `src\/raven`([\s\S]*?)<!-- raven-layers:begin -->/.exec(doc)?.[1] ?? '';
+  const named = [...intro.matchAll(/`([a-z-]+\.ts)`/g)].map((m) => m[1] ?? '').sort();
+  const files = readdirSync(raven, { withFileTypes: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
+    .map((entry) => entry.name)
+    .sort();
+  assert.deepEqual(named, files);
+});
+
 test('no module in src/raven imports from a folder of src/raven above its own', () => {
   const upward = upwardImports(raven, layerOrder('raven-layers'));
   assert.deepEqual(upward, [], `imports that point up inside src/raven:\n${upward.join('\n')}`);

@@ -1,9 +1,11 @@
 /**
- * The daemon as one piece (`daemon.ts`), in its single-replica mode, over a scripted cluster (the
- * in-memory watch transport and a discovery table; no socket) and the fake clock: a change flows
+ * The daemon as one piece (`daemon.ts`), over a scripted cluster (the in-memory watch transport,
+ * a discovery table and a Lease store; no socket) and the fake clock. Single replica: a change flows
  * from the watch to a stdout sink and to a custom handler, the SQLite checkpoint records what the
  * sink confirmed and the watch's resourceVersion, and a stop drains and ends the run cleanly; a
- * handler's `context.cache()` reads the watcher, or says in a RavenError why it cannot.
+ * handler's `context.cache()` reads the watcher, or says in a RavenError why it cannot. Leader
+ * election: a standby neither watches nor delivers, takes the Lease once it expired, then works,
+ * and releases the Lease when stopped.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -39,6 +41,8 @@ const discovery: Record<string, unknown> = {
   },
 };
 
+const LEASES = '/apis/coordination.k8s.io/v1/namespaces/';
+
 /** A client whose requests are answered from `discovery` and whose watches follow a script. */
 class ScriptedCluster extends KubeClient {
   readonly transport: FakeTransport;
@@ -54,13 +58,41 @@ class ScriptedCluster extends KubeClient {
     this.transport = new FakeTransport(script, clock);
   }
 
+  /** The Leases, by path: read and written as an apiserver would, with a resourceVersion each. */
+  readonly leases = new Map<
+    string,
+    { metadata: { resourceVersion: string }; spec?: Record<string, unknown> }
+  >();
+
   override request<T>(opts: RequestOptions): Promise<T> {
+    if (opts.path.startsWith(LEASES)) return Promise.resolve(this.#lease(opts) as T);
     const answer = discovery[opts.path];
     if (answer === undefined)
       return Promise.reject(
         new ApiError(404, { code: 404, reason: 'NotFound' }, { method: 'GET', path: opts.path }),
       );
     return Promise.resolve(answer as T);
+  }
+
+  #lease(opts: RequestOptions): unknown {
+    const method = opts.method;
+    const body = opts.body as { metadata?: { name?: string }; spec?: Record<string, unknown> } | undefined;
+    const path = method === 'POST' ? `${opts.path}/${body?.metadata?.name ?? ''}` : opts.path;
+    const stored = this.leases.get(path);
+    if (method === 'GET') {
+      if (stored === undefined)
+        throw new ApiError(404, { code: 404, reason: 'NotFound' }, { method, path: opts.path });
+      return stored;
+    }
+    const written = {
+      ...body,
+      metadata: {
+        ...body?.metadata,
+        resourceVersion: String(Number(stored?.metadata.resourceVersion ?? 0) + 1),
+      },
+    };
+    this.leases.set(path, written);
+    return written;
   }
 
   override async stream(opts: StreamOptions): Promise<StreamResponse> {
@@ -101,7 +133,8 @@ export default {
 };
 `;
 
-function setup(script: Step[]) {
+/** `extra`: more of the config file, after the rest. */
+function setup(script: Step[], extra = '') {
   const dir = mkdtempSync(join(tmpdir(), 'raven-daemon-'));
   writeFileSync(join(dir, 'handler.mjs'), HANDLER);
   (globalThis as Record<symbol, Seen>)[SEEN] = { started: [], handled: [] };
@@ -115,7 +148,7 @@ sinks:
   - { name: out, type: stdout, format: json }
 handlers:
   - { name: seen, module: ./handler.mjs, watchers: [pods] }
-`,
+${extra}`,
     { file: join(dir, 'raven.yaml'), baseDir: dir, homeDir: dir, env: {}, defaultIdentity: 'me' },
   );
   const clock = new FakeClock();
@@ -214,4 +247,49 @@ test('a stop before the watchers synced still drains and ends cleanly', async (t
   assert.equal(run.outcome.error, undefined);
   assert.deepEqual(run.lines, []);
   assert.ok(run.logger.records.some((r) => r.msg === 'drained'));
+});
+
+test('leader-elected: a standby while another replica holds the Lease, then the leader once it expired; a stop releases it', async (t) => {
+  const run = setup(
+    [
+      {
+        events: [
+          ev('ADDED', pod('a', '10')),
+          bookmark('10', { 'k8s.io/initial-events-end': 'true' }),
+          ev('MODIFIED', pod('a', '11', { spec: { containers: [{ name: 'c', image: 'nginx:2' }] } })),
+          bookmark('12'),
+        ],
+        then: 'hang',
+      },
+    ],
+    'leaderElection: { enabled: true, namespace: raven, name: raven, identity: me }\n',
+  );
+  t.after(run.cleanup);
+  const path = `${LEASES}raven/leases/raven`;
+  const other = { holderIdentity: 'other', leaseDurationSeconds: 15, renewTime: new Date(0).toISOString() };
+  run.client.leases.set(path, { metadata: { resourceVersion: '1' }, spec: other });
+  await run.until('the Lease to be read', () => run.logger.records.some((r) => r.msg === 'leader'));
+  assert.deepEqual(run.daemon.readiness(), {
+    ready: true,
+    details: { leaderElection: 'standby: another replica leads' },
+  });
+  assert.equal(run.client.transport.requests.length, 0, 'a standby does not watch');
+  assert.equal(run.lines.length, 0, 'nor delivers');
+
+  // The other replica renews no more: once its Lease has run out, this one takes it and works.
+  await run.until('the change on stdout', () => run.lines.length > 0);
+  assert.equal(run.client.leases.get(path)?.spec?.holderIdentity, 'me');
+  assert.equal((JSON.parse(run.lines[0] ?? '{}') as { resourceVersion?: string }).resourceVersion, '11');
+  assert.deepEqual(run.daemon.readiness(), { ready: true, details: {} });
+
+  run.abort.abort(new Error('test over'));
+  await run.until('the run to end', () => run.outcome.ended);
+  await run.done;
+  assert.equal(run.outcome.error, undefined);
+  assert.ok(run.logger.records.some((r) => r.msg === 'drained'));
+  assert.equal(
+    run.client.leases.get(path)?.spec?.holderIdentity,
+    '',
+    'the Lease is released for the next leader',
+  );
 });

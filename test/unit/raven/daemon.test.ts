@@ -181,19 +181,21 @@ ${extra}`,
   return { dir, clock, logger, lines, client, daemon, abort, outcome, done, until, cleanup };
 }
 
+/** A streaming list (one object, then the end bookmark), then a change and a bookmark. */
+const A_CHANGE: Step[] = [
+  {
+    events: [
+      ev('ADDED', pod('a', '10')),
+      bookmark('10', { 'k8s.io/initial-events-end': 'true' }),
+      ev('MODIFIED', pod('a', '11', { spec: { containers: [{ name: 'c', image: 'nginx:2' }] } })),
+      bookmark('12'),
+    ],
+    then: 'hang',
+  },
+];
+
 test('single replica: a change reaches the sink and the handler, the checkpoint records it, a stop drains', async (t) => {
-  const run = setup([
-    {
-      // A streaming list (one object, then the end bookmark), then a change and a bookmark.
-      events: [
-        ev('ADDED', pod('a', '10')),
-        bookmark('10', { 'k8s.io/initial-events-end': 'true' }),
-        ev('MODIFIED', pod('a', '11', { spec: { containers: [{ name: 'c', image: 'nginx:2' }] } })),
-        bookmark('12'),
-      ],
-      then: 'hang',
-    },
-  ]);
+  const run = setup(A_CHANGE);
   t.after(run.cleanup);
   await run.until('the change on stdout', () => run.lines.length > 0);
   const record = JSON.parse(run.lines[0] ?? '{}') as Record<string, unknown>;
@@ -251,17 +253,7 @@ test('a stop before the watchers synced still drains and ends cleanly', async (t
 
 test('leader-elected: a standby while another replica holds the Lease, then the leader once it expired; a stop releases it', async (t) => {
   const run = setup(
-    [
-      {
-        events: [
-          ev('ADDED', pod('a', '10')),
-          bookmark('10', { 'k8s.io/initial-events-end': 'true' }),
-          ev('MODIFIED', pod('a', '11', { spec: { containers: [{ name: 'c', image: 'nginx:2' }] } })),
-          bookmark('12'),
-        ],
-        then: 'hang',
-      },
-    ],
+    A_CHANGE,
     'leaderElection: { enabled: true, namespace: raven, name: raven, identity: me }\n',
   );
   t.after(run.cleanup);

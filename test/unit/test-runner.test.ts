@@ -12,6 +12,12 @@ import { join, resolve } from 'node:path';
 
 const root = resolve(import.meta.dirname, '..', '..');
 
+/**
+ * The file's timeout, counted from the runner's start: long enough for tsx to load the file and
+ * start its tests on a loaded machine (2 s was not, at load 13), so that the hang is what it hits.
+ */
+const TIMEOUT_S = 20;
+
 const HANGING = `import { test } from 'node:test';
 test('finishes', () => undefined);
 // The interval keeps the process alive: without it node would end the test as unresolvable.
@@ -22,7 +28,7 @@ test('never ends', () => new Promise(() => setInterval(() => undefined, 1000)));
 function runnerEnv(): NodeJS.ProcessEnv {
   // Set for a file node's test runner runs; a runner started with it runs nothing ("called recursively").
   const { NODE_TEST_CONTEXT: _inRunner, ...env } = process.env;
-  return { ...env, RAVEN_TEST_FILE_TIMEOUT_S: '2' };
+  return { ...env, RAVEN_TEST_FILE_TIMEOUT_S: String(TIMEOUT_S) };
 }
 
 function runTests(file: string): Promise<{ code: number | null; output: string }> {
@@ -50,7 +56,9 @@ test('a file that hangs is killed after its timeout, fails the run and names the
     assert.match(output, /# test: .*hangs\.test\.ts FAILED \(exit 1\)/);
     assert.match(
       output,
-      /still running after 2 s \(RAVEN_TEST_FILE_TIMEOUT_S\), killed; unfinished: "never ends"\n/,
+      new RegExp(
+        `still running after ${TIMEOUT_S} s \\(RAVEN_TEST_FILE_TIMEOUT_S\\), killed; unfinished: "never ends"\n`,
+      ),
     );
     assert.match(output, /^ok 1 - finishes$/m, 'what finished before the hang is kept');
     assert.match(output, /# test: FAILED .*hangs\.test\.ts/);

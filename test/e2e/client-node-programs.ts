@@ -150,17 +150,21 @@ export async function consumerDir(t: TestContext): Promise<string> {
   return dir;
 }
 
-/** Write `source` as `<name>.mjs` in `dir` and run it with `kubeconfig`; killed after the test. */
+/**
+ * Write `source` as `<name>.mjs` in `dir` and run it with `kubeconfig` (under `node`, this
+ * process's Node unless given); killed after the test.
+ */
 export async function runProgram(
   t: TestContext,
   dir: string,
   name: string,
   source: string,
   kubeconfig: string,
+  node = process.execPath,
 ): Promise<Program> {
   const file = join(dir, `${name}.mjs`);
   await writeFile(file, source);
-  const child = spawn(process.execPath, [file], {
+  const child = spawn(node, [file], {
     cwd: dir,
     env: { ...process.env, KUBECONFIG: kubeconfig, NODE_ENV: 'production' },
     stdio: ['ignore', 'pipe', 'pipe'],

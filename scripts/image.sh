@@ -14,6 +14,8 @@
 # current packages again (a release build should start from an empty cache).
 #
 # Usage: scripts/image.sh [--no-build]   (--no-build: use dist/ as it is instead of `npm run build`)
+# RAVEN_IMAGE names the image instead of localhost/kube-raven:<version> (the tests and the image
+# benchmark use it too), so that two checkouts on one machine do not tag over each other's.
 # Run as root (CI is): mmdebstrap creates files owned by other users.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,7 +39,7 @@ done
 node_version=$(sed -n 's/^ARG NODE_VERSION=//p' Dockerfile)
 [ -n "$node_version" ] || { echo "image: no 'ARG NODE_VERSION=' line in the Dockerfile" >&2; exit 1; }
 version=$(node -p 'require("./package.json").version')
-tag="localhost/kube-raven:$version"
+tag="${RAVEN_IMAGE:-localhost/kube-raven:$version}"
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/kube-raven/image"
 mkdir -p "$cache"
 start=$(date +%s)

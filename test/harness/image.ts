@@ -26,7 +26,7 @@ const run = promisify(execFile);
 const TOOLS = ['buildah', 'mmdebstrap', 'podman', 'runc'] as const;
 
 export interface Image {
-  /** The local image name, `localhost/kube-raven:<package version>`. */
+  /** The local image name: $RAVEN_IMAGE, else `localhost/kube-raven:<package version>`. */
   ref: string;
   /** scripts/image.sh's last line: name, size, Node version, seconds. */
   built: string;
@@ -60,7 +60,9 @@ export async function ensureImage(): Promise<Image> {
     );
   }
   const lines = out.stdout.trim().split('\n');
-  return { ref: `localhost/kube-raven:${pkg.version}`, built: lines[lines.length - 1] ?? '' };
+  const named = process.env.RAVEN_IMAGE;
+  const ref = named === undefined || named === '' ? `localhost/kube-raven:${pkg.version}` : named;
+  return { ref, built: lines[lines.length - 1] ?? '' };
 }
 
 /** The hard limit on open files of this process (what a container may be given without a raise). */

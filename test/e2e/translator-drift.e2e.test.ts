@@ -1,34 +1,39 @@
 /**
  * The translator heals drift without a Kubernetes event, against the real Neutron and Octavia of
- * the lab and a real kube-apiserver. Once OpenStack matches the cluster, five things are changed
+ * the lab and a real kube-apiserver. Once OpenStack matches the cluster, seven things are changed
  * behind Raven's back with plain API calls, and nothing in the cluster is touched afterwards:
  * a rule of a namespace's group is deleted; TCP 22 from 0.0.0.0/0 is added to a NetworkPolicy's
- * group; a pod's port loses its namespace's group; a member is deleted from a Service's pool; and a
+ * group; a pod's port loses its namespace's group; the namespace's subnet is taken off the router;
+ * the Service's floating IP is taken off its VIP; a member is deleted from a Service's pool; and a
  * listener Raven claims is moved to another port (Octavia cannot change a listener's port in
  * place: a listener with Raven's name, description and tags is made on 8081 and the one on 80
  * deleted, the state a change by hand leaves). Every one must be repaired by the first resync pass
  * that starts after the last change (the logs say which pass repaired what), counted in
  * `raven_translator_drift_repaired_total`, and OpenStack must match the cluster again — while a
- * group and a rule made by hand in the same project are left alone.
+ * group and a rule made by hand in the same project are left alone. The test prints how long after
+ * the last change each kind was repaired, and each pass's calls and duration (figures, not
+ * assertions).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { privateCluster, freshNamespace } from '../harness/test-cluster.js';
 import { healthUrl, httpGet, ok, startRaven, tempDir, until, writeConfig } from './daemon-process.js';
-import { config, converge, labSetup, owned, pod } from './translator-world.js';
+import { parseDescription } from '../../src/translator/identity.js';
+import { config, converge, externalNetwork, labSetup, owned, pod } from './translator-world.js';
 
 /** Short, so the test is quick; the waits are on conditions, never on this period. */
 const RESYNC_SECONDS = 8;
 
 test(
-  'rules, port groups, members and listeners changed behind Raven’s back are put back by the next resync pass, and what was made by hand survives',
+  'rules, port groups, router interfaces, floating IPs, members and listeners changed behind Raven’s back are put back by the next resync pass, and what was made by hand survives',
   { timeout: 1_800_000 },
   async (t) => {
     const { lab, project, os } = await labSetup(t);
     const plane = await privateCluster();
     t.after(() => plane.stop());
     const clusterId = `drift-${randomBytes(3).toString('hex')}`;
+    const external = await externalNetwork(os, clusterId);
     const dir = await tempDir(t);
     const cfg = await writeConfig(
       dir,
@@ -37,6 +42,7 @@ test(
         project,
         neutron: lab.neutronUrl,
         octavia: lab.octaviaUrl,
+        external,
         gcSeconds: 3600,
         resyncSeconds: RESYNC_SECONDS,
       }),
@@ -59,6 +65,7 @@ test(
           { name: 'http', port: 80, targetPort: 8080 },
           { name: 'metrics', port: 9090 },
         ],
+        externalIPs: ['172.24.4.60'],
       },
     });
     await create(`/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`, {
@@ -107,11 +114,26 @@ test(
     const nsGroup = roleOf('ns-sg', ns);
     const policyGroup = roleOf('np-sg', `${ns}/web-from-db`);
     const p2Port = state.ports.find((p) => p.d.role === 'pod-port' && p.d.key === `${ns}/p2`)?.r;
+    const nsSubnet = state.subnets.find((s) => s.d.role === 'ns-subnet' && s.d.key === ns)?.r;
+    const fip = state.fips.find((x) => x.d.key === `${ns}/web`)?.r;
+    const router = (await os.neutron.routers.list()).find(
+      (r) => parseDescription(clusterId, r.description)?.role === 'router',
+    );
     const lb = state.lbs.find((x) => x.d.key === `${ns}/web`)?.r;
     const listeners = state.listeners.filter((x) => x.d.key === `${ns}/web`).map((x) => x.r);
     const http = listeners.find((l) => l.protocol_port === 80);
     const metrics = listeners.find((l) => l.protocol_port === 9090);
-    assert.ok(nsGroup && policyGroup && p2Port && lb && http && metrics, 'everything was made');
+    assert.ok(
+      nsGroup && policyGroup && p2Port && nsSubnet && fip && router && lb && http && metrics,
+      'everything was made',
+    );
+    const vipPort = fip.port_id;
+    assert.ok(typeof vipPort === 'string', 'the floating IP is on the VIP');
+    const onRouter = async () =>
+      (await os.neutron.ports.list({ device_id: router.id })).some((p) =>
+        p.fixed_ips.some((f) => f.subnet_id === nsSubnet.id),
+      );
+    assert.ok(await onRouter(), "the namespace's subnet is on the router");
     const serviceRule = nsGroup.security_group_rules?.find((r) => r.remote_ip_prefix === '10.96.0.0/16');
     assert.ok(serviceRule, "the namespace's group admits the service CIDR");
     const metricsPool = metrics.default_pool_id;
@@ -137,6 +159,8 @@ test(
     await os.neutron.ports.update(p2Port.id, {
       security_groups: (p2Port.security_groups ?? []).filter((g) => g !== nsGroup.id),
     });
+    await os.neutron.routers.removeInterface(router.id, { subnet_id: nsSubnet.id });
+    await os.neutron.floatingIps.disassociate(fip.id);
     const wait = { timeoutMs: 300_000 };
     await os.octavia.whenActive(lb.id, () => os.octavia.members(metricsPool).delete(aMember.id), wait);
     await os.octavia.whenActive(
@@ -154,11 +178,12 @@ test(
     );
     await os.octavia.whenActive(lb.id, () => os.octavia.listeners.delete(http.id), wait);
     const passesAtChange = passes();
+    const changedAt = Date.now();
     step('changed behind its back');
 
     // Nothing happens in the cluster from here on: the resync pass alone must find each change.
     const repaired = () => raven.logs.filter((l) => l.msg.startsWith('drift repaired'));
-    const kinds = ['security-group-rule', 'port', 'member', 'listener'];
+    const kinds = ['security-group-rule', 'port', 'router-interface', 'floating-ip', 'member', 'listener'];
     await until(
       'the drift is repaired',
       () => kinds.every((k) => repaired().some((l) => l.kind === k)) && passes() > passesAtChange,
@@ -167,6 +192,23 @@ test(
     step('drift found and repairs started');
     await converge(os, clusterId, plane, raven, 'OpenStack matches the cluster again');
     step('repaired');
+    // The figures: how long after the last change each kind's repair was logged, and each pass.
+    for (const kind of kinds) {
+      const first = repaired().find((l) => l.kind === kind);
+      t.diagnostic(
+        `${kind}: repair logged ${((Number(first?.time) - changedAt) / 1000).toFixed(1)} s after the last change`,
+      );
+    }
+    for (const [i, l] of raven.logs.filter((x) => x.msg === 'resync pass done').entries())
+      t.diagnostic(
+        `pass ${i + 1}: ${String(l.listCalls)} calls, ${String(l.durationMs)} ms, repaired ${JSON.stringify(l.repaired)}`,
+      );
+    assert.ok(await onRouter(), "the namespace's subnet is on the router again");
+    assert.equal(
+      (await os.neutron.floatingIps.get(fip.id)).port_id,
+      vipPort,
+      'the floating IP is on the VIP again',
+    );
     const rulesNow = (await os.neutron.securityGroups.get(policyGroup.id)).security_group_rules ?? [];
     assert.ok(!rulesNow.some((r) => r.id === open.id), 'the open rule on the policy group is gone');
     assert.ok(
@@ -205,7 +247,8 @@ test(
         ).exec(body)?.[1] ?? 0,
       );
     assert.ok(count('security-group-rule') >= 2, body);
-    for (const kind of ['port', 'member', 'listener']) assert.ok(count(kind) >= 1, `${kind}:\n${body}`);
+    for (const kind of ['port', 'router-interface', 'floating-ip', 'member', 'listener'])
+      assert.ok(count(kind) >= 1, `${kind}:\n${body}`);
 
     // What was made by hand is untouched.
     const hand = await os.neutron.securityGroups.get(handGroup.id);

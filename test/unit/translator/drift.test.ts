@@ -365,3 +365,24 @@ test('a port that does not identify its pod, or is on another network, is reconc
   port.network_id = 'net-other';
   assert.deepEqual(summary(l), ['reconcile port Pod/a/p1', 'reconcile port Pod/a/p1']);
 });
+
+test('a floating IP taken off the VIP, or moved to another port, is reconciled through the Service', () => {
+  const wanted = desired();
+  const withFip = { ...wanted, services: wanted.services.map((s) => ({ ...s, floatingIpOn: '10.96.0.10' })) };
+  const on = (port_id: string | null): Listing => ({
+    ...listing(),
+    floatingIps: [
+      {
+        id: 'fip',
+        floating_network_id: 'ext',
+        floating_ip_address: '172.24.4.9',
+        port_id,
+        ...claimedBy('fip', svc),
+      },
+    ],
+  });
+  assert.deepEqual(summary(on('port-vip'), withFip), []);
+  assert.deepEqual(summary(on(null), withFip), ['reconcile floating-ip Service/a/web']);
+  assert.deepEqual(summary(on('port-p1'), withFip), ['reconcile floating-ip Service/a/web']);
+  assert.match(compareDrift(withFip, on(null))[0]?.what ?? '', /172\.24\.4\.9 is on no port, not the VIP/);
+});

@@ -14,7 +14,8 @@
  *   present, and its rules exactly the desired set (when that is known);
  * - a namespace: its network, a subnet per family, each subnet on the router;
  * - the cluster: its service subnets on the router;
- * - a pod: one port, identifying the pod, on its namespace's network, with exactly its groups;
+ * - a pod: one port (a second one that claims it is extra), identifying the pod, on its
+ *   namespace's network, with exactly its groups;
  * - a Service: per clusterIP a VIP port and a load balancer on it; when that load balancer is
  *   ACTIVE, one listener per Service port listening on the port its description names, that
  *   listener's pool, and the pool's members (their number from the listing; the members
@@ -288,6 +289,12 @@ function comparePod(
     reconcile('port', pod.owner, 'its port is missing');
     return;
   }
+  if (ports.length > 1)
+    reconcile(
+      'port',
+      pod.owner,
+      `${ports.length} ports claim the pod (${ports.map((p) => p.id).join(', ')}): all but one are deleted`,
+    );
   if (port.device_owner !== 'raven:pod' || port.device_id !== pod.owner.uid)
     reconcile('port', pod.owner, `its port ${port.id} does not identify the pod`);
   if (networkId !== undefined && port.network_id !== networkId)

@@ -1,9 +1,10 @@
 /**
  * The translator heals drift without a Kubernetes event, against the real Neutron and Octavia of
- * the lab and a real kube-apiserver. Once OpenStack matches the cluster, seven things are changed
+ * the lab and a real kube-apiserver. Once OpenStack matches the cluster, eight things are changed
  * behind Raven's back with plain API calls, and nothing in the cluster is touched afterwards:
  * a rule of a namespace's group is deleted; TCP 22 from 0.0.0.0/0 is added to a NetworkPolicy's
- * group; a pod's port loses its namespace's group; the namespace's subnet is taken off the router;
+ * group; a pod's port loses its namespace's group, and a second port claiming that pod (its name,
+ * description and tags) is made in an open group; the namespace's subnet is taken off the router;
  * the Service's floating IP is taken off its VIP; a member is deleted from a Service's pool; and a
  * listener Raven claims is moved to another port (Octavia cannot change a listener's port in
  * place: a listener with Raven's name, description and tags is made on 8081 and the one on 80
@@ -159,6 +160,16 @@ test(
     await os.neutron.ports.update(p2Port.id, {
       security_groups: (p2Port.security_groups ?? []).filter((g) => g !== nsGroup.id),
     });
+    // A second port claiming the same pod (its name, description and tags), in the open group.
+    const copy = await os.neutron.ports.create({
+      network_id: p2Port.network_id,
+      name: p2Port.name ?? '',
+      description: p2Port.description ?? '',
+      device_owner: 'raven:pod',
+      device_id: p2Port.device_id ?? '',
+      security_groups: [handGroup.id],
+      tags: p2Port.tags ?? [],
+    });
     await os.neutron.routers.removeInterface(router.id, { subnet_id: nsSubnet.id });
     await os.neutron.floatingIps.disassociate(fip.id);
     const wait = { timeoutMs: 300_000 };
@@ -204,6 +215,12 @@ test(
         `pass ${i + 1}: ${String(l.listCalls)} calls, ${String(l.durationMs)} ms, repaired ${JSON.stringify(l.repaired)}`,
       );
     assert.ok(await onRouter(), "the namespace's subnet is on the router again");
+    const p2Ports = await os.neutron.ports.list({ tags: p2Port.tags ?? [] });
+    assert.deepEqual(
+      p2Ports.map((p) => p.id),
+      [p2Port.id],
+      `the second port claiming the pod (${copy.id}) is gone, the one the pod records kept`,
+    );
     assert.equal(
       (await os.neutron.floatingIps.get(fip.id)).port_id,
       vipPort,

@@ -386,3 +386,16 @@ test('a floating IP taken off the VIP, or moved to another port, is reconciled t
   assert.deepEqual(summary(on('port-p1'), withFip), ['reconcile floating-ip Service/a/web']);
   assert.match(compareDrift(withFip, on(null))[0]?.what ?? '', /172\.24\.4\.9 is on no port, not the VIP/);
 });
+
+test('a second port that claims the pod is extra: the pod is reconciled', () => {
+  const l = listing();
+  const [port] = l.ports;
+  assert.ok(port);
+  l.ports = [...l.ports, { ...port, id: 'port-p1-copy', security_groups: ['sg-mine'] }];
+  const repairs = compareDrift(desired(), l);
+  assert.deepEqual(
+    repairs.map((r) => `${r.action} ${r.kind} ${r.owner.kind}/${r.owner.key}`),
+    ['reconcile port Pod/a/p1'],
+  );
+  assert.match(repairs[0]?.what ?? '', /2 ports claim the pod \(port-p1, port-p1-copy\)/);
+});

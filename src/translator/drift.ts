@@ -19,8 +19,8 @@
  * - a Service: per clusterIP a VIP port and a load balancer on it; when that load balancer is
  *   ACTIVE, one listener per Service port listening on the port its description names, that
  *   listener's pool, and the pool's members (their number from the listing; the members
- *   themselves when the caller fetched them); the floating IP on the IPv4 VIP when one is wanted,
- *   none when not; no load balancer, VIP port or listener of the Service beyond those.
+ *   themselves when the caller fetched them); the floating IP on the IPv4 VIP when one is wanted
+ *   (one: a second one that claims the Service is extra), none when not; no load balancer, VIP port or listener of the Service beyond those.
  */
 import type {
   FloatingIp,
@@ -381,6 +381,12 @@ function compareService(svc: DesiredService, claimed: Claimed, listed: Listing, 
   }
   const vip = vips.find((p) => holds(p, svc.floatingIpOn ?? ''));
   const [fip] = fips;
+  if (fips.length > 1)
+    reconcile(
+      'floating-ip',
+      svc.owner,
+      `${fips.length} floating IPs claim the Service (${fips.map((f) => f.floating_ip_address).join(', ')}): all but one are deleted`,
+    );
   if (fip === undefined) reconcile('floating-ip', svc.owner, 'its floating IP is missing');
   else if (vip !== undefined && fip.port_id !== vip.id)
     reconcile(

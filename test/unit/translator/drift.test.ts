@@ -399,3 +399,25 @@ test('a second port that claims the pod is extra: the pod is reconciled', () => 
   );
   assert.match(repairs[0]?.what ?? '', /2 ports claim the pod \(port-p1, port-p1-copy\)/);
 });
+
+test('a second floating IP that claims the Service is extra: the Service is reconciled', () => {
+  const wanted = desired();
+  const withFip = { ...wanted, services: wanted.services.map((s) => ({ ...s, floatingIpOn: '10.96.0.10' })) };
+  const fip = (id: string, address: string, port_id: string | null) => ({
+    id,
+    floating_network_id: 'ext',
+    floating_ip_address: address,
+    port_id,
+    ...claimedBy('fip', svc),
+  });
+  const l = {
+    ...listing(),
+    floatingIps: [fip('fip', '172.24.4.9', 'port-vip'), fip('fip2', '172.24.4.10', null)],
+  };
+  const repairs = compareDrift(withFip, l);
+  assert.deepEqual(
+    repairs.map((r) => `${r.action} ${r.kind} ${r.owner.kind}/${r.owner.key}`),
+    ['reconcile floating-ip Service/a/web'],
+  );
+  assert.match(repairs[0]?.what ?? '', /2 floating IPs claim the Service \(172\.24\.4\.9, 172\.24\.4\.10\)/);
+});

@@ -205,7 +205,17 @@ test(
     await until(
       'the drift is repaired',
       () => kinds.every((k) => repaired().some((l) => l.kind === k)) && passes() > passesAtChange,
-      { timeoutMs: 600_000, show: () => raven.stderr().split('\n').slice(-40).join('\n') },
+      {
+        timeoutMs: 600_000,
+        show: () =>
+          [
+            `not repaired yet: ${kinds.filter((k) => !repaired().some((l) => l.kind === k)).join(', ')}`,
+            ...raven.logs
+              .filter((l) => l.level >= 40 || l.msg === 'resync pass done')
+              .slice(-40)
+              .map((l) => JSON.stringify(l)),
+          ].join('\n'),
+      },
     );
     step('drift found and repairs started');
     await converge(os, clusterId, plane, raven, 'OpenStack matches the cluster again');

@@ -5,7 +5,7 @@
  * a rule of a namespace's group is deleted; TCP 22 from 0.0.0.0/0 is added to a NetworkPolicy's
  * group; a pod's port loses its namespace's group, and a second port claiming that pod (its name,
  * description and tags) is made in an open group; the namespace's subnet is taken off the router;
- * the Service's floating IP is taken off its VIP; a member is deleted from a Service's pool; and a
+ * another Service's floating IP is taken off its VIP; a member is deleted from a Service's pool; and a
  * listener Raven claims is moved to another port (Octavia cannot change a listener's port in
  * place: a listener with Raven's name, description and tags is made on 8081 and the one on 80
  * deleted, the state a change by hand leaves). Every one must be repaired by the first resync pass
@@ -66,8 +66,13 @@ test(
           { name: 'http', port: 80, targetPort: 8080 },
           { name: 'metrics', port: 9090 },
         ],
-        externalIPs: ['172.24.4.60'],
       },
+    });
+    // A Service of its own for the floating IP: a reconcile of `web` (for its member or listener)
+    // would put the floating IP back too, before a pass could see it gone.
+    await create(`/api/v1/namespaces/${ns}/services`, {
+      metadata: { name: 'pub' },
+      spec: { ports: [{ name: 'http', port: 80 }], externalIPs: ['172.24.4.60'] },
     });
     await create(`/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`, {
       metadata: {
@@ -116,7 +121,7 @@ test(
     const policyGroup = roleOf('np-sg', `${ns}/web-from-db`);
     const p2Port = state.ports.find((p) => p.d.role === 'pod-port' && p.d.key === `${ns}/p2`)?.r;
     const nsSubnet = state.subnets.find((s) => s.d.role === 'ns-subnet' && s.d.key === ns)?.r;
-    const fip = state.fips.find((x) => x.d.key === `${ns}/web`)?.r;
+    const fip = state.fips.find((x) => x.d.key === `${ns}/pub`)?.r;
     const router = (await os.neutron.routers.list()).find(
       (r) => parseDescription(clusterId, r.description)?.role === 'router',
     );

@@ -26,6 +26,7 @@ import {
   type ResultTable,
 } from './results-markdown.js';
 import { table } from './report.js';
+import { median } from './rounds.js';
 
 /** Reads a file of the repository by its path from the root. */
 export type ReadResult = (path: string) => string;
@@ -369,6 +370,65 @@ function sharding(read: ReadResult): string {
   ].join('\n');
 }
 
+/** Every committed run of the drift check's pass (resync-pass.ts), the full-size one first. */
+const RESYNC_RUNS = [
+  'bench/results/translator-resync.md',
+  'bench/results/translator-resync-small-2026-11-28.md',
+];
+
+/** One row per run: its size, the calls and durations of its passes, the open rule's deletion. */
+function translatorResync(read: ReadResult): string {
+  const rows: string[][] = [];
+  const notes: string[] = [];
+  for (const path of RESYNC_RUNS) {
+    const text = read(path);
+    const size = /^# Drift check: one resync pass at (.*)$/m.exec(text)?.[1] ?? 'n/a';
+    const t = tableWith(text, 'calls', path);
+    const column = (name: string): number => t.header.findIndex((h) => h.startsWith(name));
+    const cells = (name: string): string[] => t.rows.map((r) => r[column(name)] ?? '');
+    const seconds = cells('duration').map((c) => medianOf(c));
+    const calls = [...new Set(cells('calls'))];
+    const loads = column('load') < 0 ? [] : cells('load').map((c) => medianOf(c));
+    const repairs = cells('repairs').filter((c) => c !== '{}');
+    const open =
+      /deleted ([\d.]+) s after the start of the pass that found it.*still there afterwards: (\w+)/.exec(
+        text,
+      );
+    const made = /^State made in (\d+) s/m.exec(text)?.[1];
+    rows.push([
+      size,
+      String(t.rows.length),
+      calls.join(', '),
+      `${median(seconds).toFixed(2)} s (${Math.min(...seconds).toFixed(2)}–${Math.max(...seconds).toFixed(2)})`,
+      loads.length === 0
+        ? `${/load average ([\d.]+)/.exec(text)?.[1] ?? 'n/a'} at the start (not recorded per pass)`
+        : `${median(loads).toFixed(1)} (${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)})`,
+      repairs.length === 0 ? 'none' : repairs.join('; '),
+      open === null ? 'n/a' : `${open[1] ?? ''} s${open[2] === 'false' ? '' : ' (**still there**)'}`,
+    ]);
+    const run = text.split('\n').find((l) => l.startsWith('Run on '));
+    notes.push(
+      `${link(path)}: ${run === undefined ? 'no date recorded' : run.slice('Run on '.length).replace(/\.$/, '')}${made === undefined ? '' : `; state made in ${made} s`}.`,
+    );
+  }
+  return [
+    table(
+      [
+        'size',
+        'passes',
+        'OpenStack calls per pass',
+        'pass duration: median (range)',
+        'load average',
+        'repairs (false alarms)',
+        'open rule deleted after the pass started',
+      ],
+      rows,
+    ),
+    '',
+    ...notes.map((n) => `- ${n}`),
+  ].join('\n');
+}
+
 /** The generated blocks by name. */
 export const docBlocks: Record<string, (read: ReadResult) => string> = {
   decode,
@@ -378,6 +438,7 @@ export const docBlocks: Record<string, (read: ReadResult) => string> = {
   'client-node': clientNode,
   sharding,
   image,
+  'translator-resync': translatorResync,
 };
 
 const BLOCK = /(<!-- bench:([\w-]+)[^>]*-->\n)([\s\S]*?)(<!-- \/bench:\2 -->)/g;

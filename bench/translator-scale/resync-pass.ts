@@ -21,6 +21,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
+import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { MemoryStore } from '../../src/cache/memory-store.js';
 import type { KubeObject } from '../../src/client/kube-object.js';
@@ -336,9 +337,16 @@ async function main(): Promise<void> {
     repaired: () => undefined,
     clock: systemClock,
   };
-  const measured: { calls: Record<string, number>; total: number; ms: number; repaired: object }[] = [];
+  const measured: {
+    calls: Record<string, number>;
+    total: number;
+    ms: number;
+    load: number;
+    repaired: object;
+  }[] = [];
   for (let i = 0; i < PASSES; i++) {
     const before = { n: neutronProxy.seen.length, o: octaviaProxy.seen.length };
+    const [load = Number.NaN] = loadavg();
     const pass = await resync(ctx, memory, deps);
     const calls = [
       ...neutronProxy.seen.slice(before.n).map((c) => `network ${c}`),
@@ -349,7 +357,7 @@ async function main(): Promise<void> {
       const kind = c.replace(/\/[0-9a-f-]{32,36}/g, '/{id}');
       byKind[kind] = (byKind[kind] ?? 0) + 1;
     }
-    measured.push({ calls: byKind, total: calls.length, ms: pass.durationMs, repaired: pass.repaired });
+    measured.push({ calls: byKind, total: calls.length, ms: pass.durationMs, load, repaired: pass.repaired });
     log(
       `pass ${i + 1}: ${calls.length} calls, ${pass.durationMs} ms, repaired ${JSON.stringify(pass.repaired)}`,
     );
@@ -391,10 +399,11 @@ async function main(): Promise<void> {
     '',
     `State made in ${made.toFixed(0)} s: ${PODS} pod ports, ${SVCS} VIP ports, ${NS} namespace networks, subnets and groups (2 rules each), ${POLICIES} policy groups (${ruleCount} rules), ${SVCS} load balancers with a listener and a pool each (${members} members), the cluster's network, subnet, router and egress group.`,
     '',
-    '| pass | calls | duration | repairs (a repair here would be a false alarm) |',
-    '| ---: | ----: | -------: | ---------------------------------------------- |',
+    '| pass | calls | duration | load average | repairs (a repair here would be a false alarm) |',
+    '| ---: | ----: | -------: | -----------: | ---------------------------------------------- |',
     ...measured.map(
-      (m, i) => `| ${i + 1} | ${m.total} | ${(m.ms / 1000).toFixed(2)} s | ${JSON.stringify(m.repaired)} |`,
+      (m, i) =>
+        `| ${i + 1} | ${m.total} | ${(m.ms / 1000).toFixed(2)} s | ${m.load.toFixed(1)} | ${JSON.stringify(m.repaired)} |`,
     ),
     '',
     'Calls of the last pass:',

@@ -14,12 +14,13 @@
  *   present, and its rules exactly the desired set (when that is known);
  * - a namespace: its network, a subnet per family, each subnet on the router;
  * - the cluster: its service subnets on the router;
- * - a pod: one port, identifying the pod, on its namespace's network, with exactly its groups;
+ * - a pod: one port (a second one that claims it is extra), identifying the pod, on its
+ *   namespace's network, with exactly its groups;
  * - a Service: per clusterIP a VIP port and a load balancer on it; when that load balancer is
  *   ACTIVE, one listener per Service port listening on the port its description names, that
  *   listener's pool, and the pool's members (their number from the listing; the members
- *   themselves when the caller fetched them); the floating IP on the IPv4 VIP when one is wanted,
- *   none when not; no load balancer, VIP port or listener of the Service beyond those.
+ *   themselves when the caller fetched them); the floating IP on the IPv4 VIP when one is wanted
+ *   (one: a second one that claims the Service is extra), none when not; no load balancer, VIP port or listener of the Service beyond those.
  */
 import type {
   FloatingIp,
@@ -288,6 +289,12 @@ function comparePod(
     reconcile('port', pod.owner, 'its port is missing');
     return;
   }
+  if (ports.length > 1)
+    reconcile(
+      'port',
+      pod.owner,
+      `${ports.length} ports claim the pod (${ports.map((p) => p.id).join(', ')}): all but one are deleted`,
+    );
   if (port.device_owner !== 'raven:pod' || port.device_id !== pod.owner.uid)
     reconcile('port', pod.owner, `its port ${port.id} does not identify the pod`);
   if (networkId !== undefined && port.network_id !== networkId)
@@ -374,6 +381,12 @@ function compareService(svc: DesiredService, claimed: Claimed, listed: Listing, 
   }
   const vip = vips.find((p) => holds(p, svc.floatingIpOn ?? ''));
   const [fip] = fips;
+  if (fips.length > 1)
+    reconcile(
+      'floating-ip',
+      svc.owner,
+      `${fips.length} floating IPs claim the Service (${fips.map((f) => f.floating_ip_address).join(', ')}): all but one are deleted`,
+    );
   if (fip === undefined) reconcile('floating-ip', svc.owner, 'its floating IP is missing');
   else if (vip !== undefined && fip.port_id !== vip.id)
     reconcile(

@@ -7,7 +7,8 @@
  * only when none is free is its port created. The port's id, MAC and IPs are recorded on the pod in
  * the annotation `raven.openstack.org/port`, where a CNI plugin can read them; the annotation is
  * written with the resourceVersion it was decided on, so it never overwrites a newer pod.
- * Ports of a pod that is gone (or was re-created under the same name) are deleted.
+ * Ports of a pod that is gone (or was re-created under the same name) are deleted, and so are
+ * all but one of the ports that claim a pod (the one its annotation records is kept).
  */
 import type { KubeObject } from '../client/kube-object.js';
 import type { DeepReadonly } from '../cache/deep-freeze.js';
@@ -73,8 +74,12 @@ export async function reconcilePod(key: string, ctx: TranslatorContext): Promise
     device_id: uid,
     security_groups: groups,
   };
-  // A pool port whose take was cut short: its tags are this pod's, its description the pool's.
-  let port: Port | undefined = mine.find((p) => p.description !== identity.description);
+  // The port the pod records (when more than one claims the pod, made behind Raven's back or by a
+  // crash, it is the one kept; the others are deleted below), else a pool port whose take was cut
+  // short: its tags are this pod's, its description the pool's.
+  const recorded = pod.metadata?.annotations?.[PORT_ANNOTATION] ?? '';
+  let port: Port | undefined =
+    mine.find((p) => recorded.includes(p.id)) ?? mine.find((p) => p.description !== identity.description);
   if (port === undefined && mine.length === 0)
     port = await ctx.portPools.take(ctx, namespace, net, identity.tags, owned);
   try {
@@ -99,6 +104,8 @@ export async function reconcilePod(key: string, ctx: TranslatorContext): Promise
     if (isNotFound(error) || isInvalid(error)) forgetNamespaceNetwork(ctx, namespace);
     throw error;
   }
+  const kept = port.id;
+  for (const extra of mine) if (extra.id !== kept) await ctx.os.neutron.ports.delete(extra.id);
   if (
     port.name !== owned.name ||
     port.description !== owned.description ||

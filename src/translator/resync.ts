@@ -12,7 +12,8 @@
  * Order: rules that no policy implies are deleted first (each one is open access), right after the
  * listing; then missing rules are created; then each object found wrong is handed to its
  * controller, whose reconcile (the translator's own code) puts the rest back. A repair is logged
- * once, counted per kind, and only counted when it changed something (a rule found already gone
+ * once (a drift handed to a reconcile that has not started by the next pass is not logged
+ * again), counted per kind, and only counted when it changed something (a rule found already gone
  * or already there was someone else's repair). An object whose reconcile runs during the pass,
  * that is pending or failing, or that was never reconciled yet, is left to its reconcile (which
  * compares the same things), except for rule deletions, which are never postponed. What belongs to objects that are gone is handed to
@@ -70,9 +71,15 @@ export interface ResyncDeps {
   clock: Clock;
 }
 
-/** What passes remember: each pool's member ids at the last pass, to fetch only changed pools. */
+/**
+ * What passes remember: each pool's member ids at the last pass, to fetch only changed pools; and
+ * the owners a pass handed to their reconcile, with the reconciles started by then (a
+ * `TranslationStatus` mark), so that a drift whose reconcile is still queued at the next
+ * pass is not logged and counted a second time.
+ */
 export class ResyncMemory {
   readonly poolMembers = new Map<string, string>();
+  readonly handedOver = new Map<string, number>();
 }
 
 const memberIds = (pool: Pool): string =>
@@ -282,6 +289,15 @@ export async function resync(
     owner.kind !== 'Cluster' &&
     (ctx.status.busySince(owner.kind, owner.key, mark) ||
       ctx.status.get(owner.kind, owner.key)?.state !== 'managed');
+  // Handed to its reconcile by an earlier pass, which has not started yet (a long queue): the
+  // repair is under way, already logged and counted.
+  const queued = (owner: OwnerRef, id: string): boolean => {
+    const at = memory.handedOver.get(id);
+    if (at === undefined) return false;
+    if (!ctx.status.busySince(owner.kind, owner.key, at)) return true;
+    memory.handedOver.delete(id);
+    return false;
+  };
   const rules = ctx.os.neutron.securityGroupRules;
   const reconciled = new Set<string>();
   for (const repair of repairs) {
@@ -294,12 +310,16 @@ export async function resync(
       if (await createRule(rules, repair.groupId, repair.rule)) made(repair);
       continue;
     }
-    made(repair);
     const id = `${repair.owner.kind}/${repair.owner.key}`;
+    if (!reconciled.has(id) && queued(repair.owner, id)) continue;
+    made(repair);
     if (reconciled.has(id)) continue;
     reconciled.add(id);
     if (repair.owner.kind === 'Cluster') await deps.repairInfrastructure();
-    else deps.enqueue(repair.owner.kind, repair.owner.key);
+    else {
+      memory.handedOver.set(id, ctx.status.mark());
+      deps.enqueue(repair.owner.kind, repair.owner.key);
+    }
   }
   return { repaired, listCalls: calls, durationMs: deps.clock.now() - started };
 }

@@ -446,7 +446,11 @@ async function syncFloatingIp(
     return;
   }
   const requested = svc.spec?.externalIPs?.[0];
-  const { resource: fip } = await ensureOwned<FloatingIp, FloatingIpCreate>(
+  // More than one claims the Service (made behind Raven's back, or a crash): the one on the VIP
+  // is kept, else the one with the requested address, and the others are deleted.
+  const rank = (f: FloatingIp): number =>
+    f.port_id === vip.id ? 0 : f.floating_ip_address === requested ? 1 : 2;
+  const { resource: fip, duplicates } = await ensureOwned<FloatingIp, FloatingIpCreate>(
     ctx.os.neutron.floatingIps,
     identity,
     {
@@ -456,8 +460,9 @@ async function syncFloatingIp(
     },
     {},
     false,
-    listed,
+    [...listed].sort((a, b) => rank(a) - rank(b)),
   );
+  for (const extra of duplicates) await ctx.os.neutron.floatingIps.delete(extra.id);
   if (fip.port_id !== vip.id) await ctx.os.neutron.floatingIps.associate(fip.id, vip.id);
   if (
     svc.spec?.type === 'LoadBalancer' &&

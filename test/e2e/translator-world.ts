@@ -416,6 +416,21 @@ export async function labSetup(t: TestContext) {
   return { lab, project, os };
 }
 
+/** An external network for floating IPs (172.24.4.0/24), as an operator would have; its id. */
+export async function externalNetwork(os: OpenStackClient, clusterId: string): Promise<string> {
+  const external = await os.neutron.networks.create({
+    name: `${clusterId}-public`,
+    'router:external': true,
+  });
+  await os.neutron.subnets.create({
+    network_id: external.id,
+    ip_version: 4,
+    cidr: '172.24.4.0/24',
+    enable_dhcp: false,
+  });
+  return external.id;
+}
+
 /** A pod that never runs (no kubelet): labels, and container ports for named ports. */
 export const pod = (
   name: string,

@@ -22,7 +22,7 @@ import {
   until,
   writeConfig,
 } from './daemon-process.js';
-import { config, converge, labSetup, owned, pod } from './translator-world.js';
+import { config, converge, externalNetwork, labSetup, owned, pod } from './translator-world.js';
 test(
   'OpenStack follows the cluster through changes, a SIGKILL and deletions made while Raven is down',
   { timeout: 3_600_000 },
@@ -31,21 +31,11 @@ test(
     const plane = await privateCluster();
     t.after(() => plane.stop());
     const clusterId = `e2e-${randomBytes(3).toString('hex')}`;
-    // An external network for floating IPs, as an operator would have.
-    const external = await os.neutron.networks.create({
-      name: `${clusterId}-public`,
-      'router:external': true,
-    });
-    await os.neutron.subnets.create({
-      network_id: external.id,
-      ip_version: 4,
-      cidr: '172.24.4.0/24',
-      enable_dhcp: false,
-    });
+    const external = await externalNetwork(os, clusterId);
     const dir = await tempDir(t);
     const cfg = await writeConfig(
       dir,
-      config({ clusterId, project, neutron: lab.neutronUrl, octavia: lab.octaviaUrl, external: external.id }),
+      config({ clusterId, project, neutron: lab.neutronUrl, octavia: lab.octaviaUrl, external }),
     );
     const a = await freshNamespace(plane, 'a');
     const b = await freshNamespace(plane, 'b');

@@ -365,3 +365,59 @@ test('a port that does not identify its pod, or is on another network, is reconc
   port.network_id = 'net-other';
   assert.deepEqual(summary(l), ['reconcile port Pod/a/p1', 'reconcile port Pod/a/p1']);
 });
+
+test('a floating IP taken off the VIP, or moved to another port, is reconciled through the Service', () => {
+  const wanted = desired();
+  const withFip = { ...wanted, services: wanted.services.map((s) => ({ ...s, floatingIpOn: '10.96.0.10' })) };
+  const on = (port_id: string | null): Listing => ({
+    ...listing(),
+    floatingIps: [
+      {
+        id: 'fip',
+        floating_network_id: 'ext',
+        floating_ip_address: '172.24.4.9',
+        port_id,
+        ...claimedBy('fip', svc),
+      },
+    ],
+  });
+  assert.deepEqual(summary(on('port-vip'), withFip), []);
+  assert.deepEqual(summary(on(null), withFip), ['reconcile floating-ip Service/a/web']);
+  assert.deepEqual(summary(on('port-p1'), withFip), ['reconcile floating-ip Service/a/web']);
+  assert.match(compareDrift(withFip, on(null))[0]?.what ?? '', /172\.24\.4\.9 is on no port, not the VIP/);
+});
+
+test('a second port that claims the pod is extra: the pod is reconciled', () => {
+  const l = listing();
+  const [port] = l.ports;
+  assert.ok(port);
+  l.ports = [...l.ports, { ...port, id: 'port-p1-copy', security_groups: ['sg-mine'] }];
+  const repairs = compareDrift(desired(), l);
+  assert.deepEqual(
+    repairs.map((r) => `${r.action} ${r.kind} ${r.owner.kind}/${r.owner.key}`),
+    ['reconcile port Pod/a/p1'],
+  );
+  assert.match(repairs[0]?.what ?? '', /2 ports claim the pod \(port-p1, port-p1-copy\)/);
+});
+
+test('a second floating IP that claims the Service is extra: the Service is reconciled', () => {
+  const wanted = desired();
+  const withFip = { ...wanted, services: wanted.services.map((s) => ({ ...s, floatingIpOn: '10.96.0.10' })) };
+  const fip = (id: string, address: string, port_id: string | null) => ({
+    id,
+    floating_network_id: 'ext',
+    floating_ip_address: address,
+    port_id,
+    ...claimedBy('fip', svc),
+  });
+  const l = {
+    ...listing(),
+    floatingIps: [fip('fip', '172.24.4.9', 'port-vip'), fip('fip2', '172.24.4.10', null)],
+  };
+  const repairs = compareDrift(withFip, l);
+  assert.deepEqual(
+    repairs.map((r) => `${r.action} ${r.kind} ${r.owner.kind}/${r.owner.key}`),
+    ['reconcile floating-ip Service/a/web'],
+  );
+  assert.match(repairs[0]?.what ?? '', /2 floating IPs claim the Service \(172\.24\.4\.9, 172\.24\.4\.10\)/);
+});

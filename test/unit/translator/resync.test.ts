@@ -75,6 +75,11 @@ function world() {
     },
   ];
   const calls: string[] = [];
+  // The subnets on the router, as its ports list them.
+  const routerSubnets: [string, string][] = [
+    ['subnet-svc', '10.96.255.254'],
+    ['subnet-a', '10.244.0.1'],
+  ];
   const list = <T>(items: T[], what: string) => ({
     list: () => {
       calls.push(`list ${what}`);
@@ -104,14 +109,11 @@ function world() {
           return Promise.resolve(
             filters?.device_id === undefined
               ? []
-              : [
-                  ['subnet-svc', '10.96.255.254'],
-                  ['subnet-a', '10.244.0.1'],
-                ].map(([subnet, ip]) => ({
-                  id: `rp-${subnet ?? ''}`,
+              : routerSubnets.map(([subnet, ip]) => ({
+                  id: `rp-${subnet}`,
                   network_id: 'n',
                   mac_address: 'm',
-                  fixed_ips: [{ subnet_id: subnet ?? '', ip_address: ip ?? '' }],
+                  fixed_ips: [{ subnet_id: subnet, ip_address: ip }],
                 })),
           );
         },
@@ -178,7 +180,7 @@ function world() {
     repaired: (kind: DriftKind) => repaired.push(kind),
     clock: new FakeClock(),
   };
-  return { ctx, deps, calls, status, enqueued, repaired, gone, stores };
+  return { ctx, deps, calls, status, enqueued, repaired, gone, stores, routerSubnets };
 }
 
 test('a pass lists each kind once, deletes the open rule first, then creates the missing one, and counts both', async () => {
@@ -229,4 +231,25 @@ test('an object pending, or never reconciled yet, is left to its own reconcile',
   // Namespace b has no network, subnet or group yet, and was never reconciled: nothing is repaired for it.
   assert.deepEqual(w.enqueued, []);
   assert.deepEqual(w.repaired, ['security-group-rule']);
+});
+
+test('a drift handed to a reconcile that has not started by the next pass is not logged or counted again', async () => {
+  const w = world();
+  // The namespace's subnet taken off the router behind Raven's back.
+  w.routerSubnets.splice(1, 1);
+  const memory = new ResyncMemory();
+  const first = await resync(w.ctx, memory, w.deps);
+  assert.equal(first.repaired['router-interface'], 1);
+  assert.deepEqual(w.enqueued, ['Namespace/a']);
+  // The queue is long: its reconcile has not started when the next pass finds the same drift.
+  const second = await resync(w.ctx, memory, w.deps);
+  assert.equal(second.repaired['router-interface'], undefined);
+  assert.deepEqual(w.enqueued, ['Namespace/a']);
+  // Its reconcile ran and the subnet is still off the router (taken off again): a new repair.
+  w.status.started('Namespace', 'a');
+  w.status.finished('Namespace', 'a');
+  const third = await resync(w.ctx, memory, w.deps);
+  assert.equal(third.repaired['router-interface'], 1);
+  assert.deepEqual(w.enqueued, ['Namespace/a', 'Namespace/a']);
+  assert.equal(w.repaired.filter((k) => k === 'router-interface').length, 2);
 });

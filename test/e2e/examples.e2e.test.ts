@@ -88,7 +88,6 @@ for (const name of configs) {
           SLACK_WEBHOOK_URL: receiver.url('/slack'),
           TEAMS_WEBHOOK_URL: receiver.url('/teams'),
           BROKER_URL: receiver.url('/broker'),
-          RAVEN_CHECKPOINT: join(dir, 'raven-state.db'),
           XDG_STATE_HOME: dir,
           // A standby behind a lease left by another run is ready too; its own name keeps it apart.
           POD_NAME: `examples-${process.pid}`,
@@ -108,7 +107,9 @@ for (const name of configs) {
       .filter((line) => line !== '' && !line.startsWith('{'));
     assert.deepEqual(notLogs, [], `stderr holds only log lines (no Node warning):\n${raven.stderr()}`);
     assert.equal(await examplesStatus(), before, 'running the example changed nothing in examples/');
-    if (text.includes("'${RAVEN_STATE_DIR}/raven-state.db'")) {
+    // Every example that keeps a checkpoint keeps it in its own state directory.
+    if (/^checkpoint:/m.test(text)) {
+      assert.match(text, /^checkpoint: \{ path: '\$\{RAVEN_STATE_DIR\}\/raven-state\.db' \}$/m);
       const state = join(dir, 'raven', name.replace(/\.yaml$/, ''));
       assert.ok(existsSync(join(state, 'raven-state.db')), `the checkpoint is in ${state}`);
       assert.ok(existsSync(join(state, 'redaction.key')), `the redaction key is beside it in ${state}`);

@@ -476,7 +476,7 @@ test('an informer handler that throws and a reconcile that throws are reported o
   const stderr = script.stderr();
   assert.match(
     stderr,
-    /^raven error: the add handler failed; the informer goes on \(informer=[^\n]*, event=add\)\n  TypeError: Cannot read properties of undefined \(reading 'metadata'\)\n  +at .*informer-mistakes\.mjs:6/m,
+    /^raven error: the add handler failed; the informer goes on \(informer=[^\n]*, event=add\)\n {2}TypeError: Cannot read properties of undefined \(reading 'metadata'\)\n  +at .*informer-mistakes\.mjs:6/m,
     script.output(),
   );
   const thrown = stderr.match(

@@ -187,12 +187,12 @@ test('without a logger, a reconcile that throws is reported on stderr once per k
   for (const report of reports) assert.match(report, head);
   assert.match(
     reports[0] ?? '',
-    /\n  TypeError: Cannot read properties of undefined \(reading 'spec'\)\n  +at /,
+    /\n {2}TypeError: Cannot read properties of undefined \(reading 'spec'\)\n  +at /,
   );
-  assert.match(reports[1] ?? '', /\n  Error: neutron says no\n/);
+  assert.match(reports[1] ?? '', /\n {2}Error: neutron says no\n/);
   assert.match(
     reports[2] ?? '',
-    /\n  TypeError: Cannot read properties/,
+    /\n {2}TypeError: Cannot read properties/,
     'after a success, a throw is news again',
   );
 });

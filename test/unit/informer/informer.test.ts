@@ -150,9 +150,9 @@ test('a throwing or rejecting handler is counted, isolated and reported on stder
   assert.equal(reports.length, 3, written.join(''));
   assert.match(
     reports[0] ?? '',
-    /^raven error: the add handler failed; the informer goes on \(informer=informer, event=add\)\n  Error: sync throw\n  +at /,
+    /^raven error: the add handler failed; the informer goes on \(informer=informer, event=add\)\n {2}Error: sync throw\n  +at /,
   );
-  assert.match(reports[1] ?? '', /^raven error: the add handler failed.*\n  Error: async reject\n/);
+  assert.match(reports[1] ?? '', /^raven error: the add handler failed.*\n {2}Error: async reject\n/);
   controller.abort();
   await running;
 });

@@ -23,6 +23,7 @@ import { silentLogger } from '../util/logger.js';
 import { paint, write, type Output } from './output.js';
 import { UsageError } from './usage-error.js';
 import { checkUsage } from './usage.js';
+import { plural } from '../util/plural.js';
 
 export interface CheckCommandDeps {
   output: Output;
@@ -80,7 +81,7 @@ export async function checkCommand(argv: string[], deps: CheckCommandDeps): Prom
   const resources = values.offline === true ? 'resources not checked: --offline' : 'resources served';
   await write(
     deps.output.out,
-    `${file}: valid (${config.watchers.length} watchers, ${config.sinks.length} sinks, ${config.routes.length} routes, ${config.handlers.length} handlers; ${resources})\n`,
+    `${file}: valid (${plural(config.watchers.length, 'watcher')}, ${plural(config.sinks.length, 'sink')}, ${plural(config.routes.length, 'route')}, ${plural(config.handlers.length, 'handler')}; ${resources})\n`,
   );
   return 0;
 }

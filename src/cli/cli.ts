@@ -2,14 +2,12 @@
  * The `raven` command line: pick the command, run it, map errors to exit codes (1 for errors, 2 for
  * usage errors) with one clear message. Thin by design: the work is in the library.
  */
-import { fileURLToPath } from 'node:url';
 import { RavenError } from '../errors/raven-error.js';
 import { version } from '../client/version.js';
 import { processOutput, write } from './output.js';
 import { UsageError } from './usage-error.js';
-import { checkUsage, completionUsage, getUsage, runUsage, uiUsage, watchUsage } from './usage.js';
+import { checkUsage, completionUsage, docsPage, getUsage, runUsage, uiUsage, watchUsage } from './usage.js';
 
-// The docs ship in the package (package.json "files"), so the path printed is one that exists.
 const usage = `Usage: raven <command> [options]
 
 Commands:
@@ -24,7 +22,7 @@ Options:
   -h, --help               help (also: raven <command> --help)
   -v, --version            print the version
 
-Docs: ${fileURLToPath(new URL('../../docs/cli.md', import.meta.url))} (README.md and docs/ ship with the package)`;
+Docs: ${docsPage('cli.md')} (README.md and docs/ ship with the package)`;
 
 type Command = (
   argv: string[],

@@ -149,7 +149,7 @@ async function listResource(
 /**
  * The text of every group, as kubectl prints several kinds: json, yaml and jsonpath one List (or
  * the named object itself); tables one per kind, a blank line between them, names as `kind/name`
- * when the objects are of several kinds; custom columns one table.
+ * when several kinds were asked for; custom columns one table.
  */
 function printGroups(
   groups: readonly Listed[],
@@ -171,7 +171,9 @@ function printGroups(
           : stringify(doc);
     return text === '' || text.endsWith('\n') ? text : `${text}\n`;
   }
-  const kinds = new Set(objects.map((obj) => `${obj.apiVersion ?? ''}/${obj.kind ?? ''}`));
+  // kubectl names objects kind/name when several kinds were asked for, found or not
+  // (`get pods,svc` with no pods still prints service/kubernetes).
+  const kinds = new Set(groups.map((g) => `${g.resource.group}/${g.resource.resource}`));
   const printerFor = (group: Listed): WatchPrinter =>
     new WatchPrinter({
       output: o.deps.output,

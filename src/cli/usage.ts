@@ -3,6 +3,15 @@
  * command's code only when that command runs (`raven watch` never loads the daemon's sinks), and
  * shell completion reads the options of every command from them.
  */
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The absolute path of a page of the docs, which ship in the package (package.json "files"): the
+ * path a help text prints exists wherever the package is installed, whatever the working directory.
+ */
+export function docsPage(page: string): string {
+  return fileURLToPath(new URL(`../../docs/${page}`, import.meta.url));
+}
 
 /** Failures in a row (each retried after the watcher's backoff) before `raven get` gives up. */
 export const GIVE_UP_AFTER = 3;
@@ -64,7 +73,7 @@ Exit status:
      lists it), credentials refused after refreshing them (401), 403 Forbidden without
      --wait-for-rbac, a selector that does not parse, or a bad kubeconfig
   2  a usage error (unknown option, missing resource, bad --output)
-Details: docs/cli.md`;
+Details: ${docsPage('cli.md')}`;
 
 export const getUsage = `Usage: raven get <resource>[,<resource>...] [name] [options]
 
@@ -98,7 +107,7 @@ Exit status:
      field no object has, the server refused the request, the resource is not
      served, credentials or permission refused, or ${GIVE_UP_AFTER} failures in a row reaching the server
   2  a usage error
-Details: docs/cli.md`;
+Details: ${docsPage('cli.md')}`;
 
 export const runUsage = `Usage: raven run [-c raven.yaml] [options]
 
@@ -116,7 +125,7 @@ Options:
 
 Logs go to stderr (JSON, or readable lines on a terminal); a stdout sink writes events to stdout.
 Ctrl-C or SIGTERM: stop watching, drain deliveries (shutdown.drainTimeoutSeconds), write checkpoints,
-exit 0; a second signal exits at once. Docs: docs/configuration.md.`;
+exit 0; a second signal exits at once. Details: ${docsPage('configuration.md')}`;
 
 export const checkUsage = `Usage: raven check -c raven.yaml [options]
 
@@ -155,7 +164,7 @@ Options:
 
 Prints the page's address on stdout, runs until Ctrl-C or SIGTERM (exit 0).
 Exit status 1: an unknown resource, a bad kubeconfig, a busy port; 2: a usage error.
-Details: docs/ui.md`;
+Details: ${docsPage('ui.md')}`;
 
 export const completionUsage = `Usage: raven completion bash|zsh|fish
 
@@ -163,6 +172,7 @@ Print a completion script for the shell. Load it:
   bash  source <(raven completion bash)          (in ~/.bashrc)
   zsh   source <(raven completion zsh)           (in ~/.zshrc, after compinit)
   fish  raven completion fish | source           (or save to ~/.config/fish/completions/raven.fish)
+Installed in a project, not on PATH: source <(npx raven completion bash), which completes npx raven.
 
 It completes commands, options, output formats, resource names and namespaces (the last two
-from the current kubeconfig's cluster). Details: docs/cli.md`;
+from the current kubeconfig's cluster). Details: ${docsPage('cli.md')}`;

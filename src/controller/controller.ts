@@ -21,7 +21,7 @@ import type { QueueMetrics } from '../queue/queue-metrics.js';
 import { runWorkers, type WorkerRunner } from '../queue/worker-runner.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { RavenError } from '../errors/raven-error.js';
-import { silentLogger, type Logger } from '../util/logger.js';
+import { silentLogger, stderrLogger, type Logger } from '../util/logger.js';
 
 export interface ReconcileContext {
   signal: AbortSignal;
@@ -63,6 +63,10 @@ export interface ControllerOptions<T extends KubeObject> {
   /** How long a shutdown waits for reconciles in flight. Default 30 s. */
   shutdownDeadlineMs?: number;
   clock?: Clock;
+  /**
+   * Where the controller logs. Default: nowhere, except a reconcile that throws (most often a bug
+   * in it): reported on stderr with its stack, once per key and message rather than at every retry.
+   */
   logger?: Logger;
 }
 
@@ -90,6 +94,8 @@ export class Controller<T extends KubeObject> {
   readonly #o: ControllerOptions<T>;
   readonly #clock: Clock;
   readonly #log: Logger;
+  /** With no logger: the message each key's reconcile last threw, reported on stderr once. */
+  readonly #thrown = new Map<ObjectKey, string>();
   readonly #queue;
   #runner: WorkerRunner<ObjectKey> | undefined;
   #running = false;
@@ -199,12 +205,30 @@ export class Controller<T extends KubeObject> {
       this.#reconciled++;
       if (result.kind === 'error') this.#recordFailure(key, result.error);
       else this.#consecutiveFailures = 0;
+      this.#thrown.delete(key);
       return result;
     } catch (error) {
       this.#reconciled++;
       this.#recordFailure(key, error);
+      this.#reportThrown(key, error);
       throw error;
     }
+  }
+
+  /**
+   * Without a logger, a reconcile that throws is still seen: on stderr, the first time a key
+   * throws a message (the worker runner retries it with backoff; a line at every retry would
+   * flood the terminal). With a logger, the worker runner logs every throw there.
+   */
+  #reportThrown(key: ObjectKey, error: unknown): void {
+    if (this.#o.logger !== undefined) return;
+    const message = error instanceof Error ? error.message : String(error);
+    if (this.#thrown.get(key) === message) return;
+    this.#thrown.set(key, message);
+    stderrLogger.error(
+      { err: error, controller: this.#o.name, key: String(key) },
+      'reconcile threw; retrying with backoff (said again if it throws something else)',
+    );
   }
 
   #recordFailure(key: ObjectKey, error: unknown): void {

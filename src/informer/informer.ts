@@ -4,7 +4,8 @@
  * Guarantees:
  * - the store is updated before handlers hear of a change, and a relist is swapped in at once;
  * - each handler has its own queue: a slow or throwing handler delays or breaks only itself (its
- *   failures are logged and counted, the informer and the other handlers go on);
+ *   failures are counted and reported, to the logger or else on stderr; the informer and the
+ *   other handlers go on);
  * - a handler added after the informer synced first receives an `add` for every cached object;
  * - with `resyncPeriodMs`, a handler periodically receives every cached object again as an update
  *   marked `resync` (for level-triggered consumers that want to re-check the world);
@@ -16,7 +17,7 @@ import { MemoryStore, type MemoryStoreOptions } from '../cache/memory-store.js';
 import type { Store, StoreReader, SyncStatus } from '../cache/store.js';
 import type { KubeObject } from '../client/kube-object.js';
 import { systemClock, type Clock, type TimerHandle } from '../util/clock.js';
-import { silentLogger, type Logger } from '../util/logger.js';
+import { silentLogger, stderrLogger, type Logger } from '../util/logger.js';
 import { stoppedStatus, type WatcherEvent, type WatcherStatus } from '../watch/watcher-events.js';
 import { HandlerQueue } from './handler-queue.js';
 import type { EventHandlers, InformerEvent } from './informer-events.js';
@@ -33,6 +34,10 @@ export interface InformerOptions<T extends KubeObject> extends MemoryStoreOption
   /** Creates the watch when the informer runs. */
   source: () => InformerSource<T>;
   clock?: Clock;
+  /**
+   * Where the informer logs. Default: nowhere, except a handler that throws or rejects (a bug in
+   * the caller's code, never silent): it is reported on stderr with its stack.
+   */
   logger?: Logger;
   /** A name for logs and metrics, e.g. `pods` or `deployments.apps in team-*`. */
   name?: string;
@@ -65,6 +70,8 @@ export class Informer<T extends KubeObject> {
   readonly #options: InformerOptions<T>;
   readonly #clock: Clock;
   readonly #log: Logger;
+  /** Where a failed handler is reported: the logger, else stderr. */
+  readonly #failureLog: Logger;
   readonly #queues = new Set<HandlerQueue<T>>();
   readonly #resyncTimers = new Map<HandlerQueue<T>, TimerHandle>();
   #source: InformerSource<T> | undefined;
@@ -80,6 +87,7 @@ export class Informer<T extends KubeObject> {
     this.#clock = options.clock ?? systemClock;
     this.name = options.name ?? 'informer';
     this.#log = (options.logger ?? silentLogger).child({ informer: this.name });
+    this.#failureLog = (options.logger ?? stderrLogger).child({ informer: this.name });
     this.#dispatchedSync = new Promise((resolve) => (this.#markDispatchedSync = resolve));
   }
 
@@ -122,9 +130,9 @@ export class Informer<T extends KubeObject> {
   addEventHandler(handlers: EventHandlers<T>, options: HandlerOptions = {}): HandlerRegistration {
     const queue = new HandlerQueue<T>(handlers, {
       onError: (error, event) => {
-        this.#log.error(
-          { err: error instanceof Error ? error.message : String(error), event: event.type },
-          'event handler failed',
+        this.#failureLog.error(
+          { err: error, event: event.type },
+          `the ${event.type} handler failed; the informer goes on`,
         );
       },
     });

@@ -26,6 +26,7 @@ import { errorKind } from '../errors/classify.js';
 import { shortErrorMessage } from '../errors/short-message.js';
 import type { Clock, TimerHandle } from '../util/clock.js';
 import type { WatcherEvent, WatcherStatus } from './watcher-events.js';
+import { plural } from '../util/plural.js';
 
 /**
  * The period of the "still failing" line. One interval for the CLI's stderr and the daemon's log:
@@ -359,10 +360,6 @@ function healed(watches: readonly DownWatch[], relistChanges: number): string {
 /** An answer from the server (it is reachable), not a network failure. */
 function isAnswer(error: Error): boolean {
   return errorKind(error).startsWith('api:');
-}
-
-function plural(n: number, one: string, many = `${one}s`): string {
-  return `${n} ${n === 1 ? one : many}`;
 }
 
 /** `host:port` of a URL (the port made explicit), or the text as given when it is not a URL. */

@@ -59,7 +59,7 @@ test('raven check resolves every watcher’s resource on the cluster and names e
   // --offline: the same file is valid as a file.
   const offline = await runRaven(['check', '--offline', '-c', config]);
   assert.equal(offline.code, 0, offline.stderr);
-  assert.match(offline.stdout, /: valid \(9 watchers, 1 sinks, .*; resources not checked: --offline\)$/m);
+  assert.match(offline.stdout, /: valid \(9 watchers, 1 sink, .*; resources not checked: --offline\)$/m);
 });
 
 test('raven check passes a config whose every resource the cluster serves', async (t) => {
@@ -76,7 +76,7 @@ ${sinks}`,
   const check = await runRaven(['check', '-c', config], { kubeconfig: plane.kubeconfig });
   assert.equal(check.code, 0, check.stderr);
   assert.equal(check.stderr, '');
-  assert.match(check.stdout, /raven\.yaml: valid \(3 watchers, 1 sinks, .*; resources served\)$/m);
+  assert.match(check.stdout, /raven\.yaml: valid \(3 watchers, 1 sink, .*; resources served\)$/m);
 });
 
 test('raven check without a reachable cluster fails, saying the resources were not checked and that --offline skips them', async (t) => {
@@ -107,5 +107,5 @@ test('raven check without a reachable cluster fails, saying the resources were n
 
   const offline = await runRaven(['check', '-c', config, '--offline']);
   assert.equal(offline.code, 0, offline.stderr);
-  assert.match(offline.stdout, /valid \(1 watchers, .*; resources not checked: --offline\)/);
+  assert.match(offline.stdout, /valid \(1 watcher, .*; resources not checked: --offline\)/);
 });

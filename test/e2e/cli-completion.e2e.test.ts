@@ -15,7 +15,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, readFile, symlink, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { deleteNamespace, freshNamespace, sharedCluster } from '../harness/test-cluster.js';
 import { runRaven, tempDir } from './daemon-process.js';
@@ -187,10 +187,24 @@ test('kubectl runs raven as the plugin kubectl-raven, the package.json bin', asy
   assert.equal(direct.stdout, 'namespace/default\n');
 });
 
-test('the Docs line of raven --help names a page that exists', async () => {
-  const help = await runRaven(['--help']);
-  assert.equal(help.code, 0);
-  const docs = /^Docs: (\S+)/m.exec(help.stdout)?.[1];
-  assert.ok(docs !== undefined, help.stdout);
-  assert.ok(existsSync(docs), `${docs} does not exist`);
+test('the Docs line of raven --help and the Details of every command’s help name pages that exist, by absolute path', async (t) => {
+  // From another directory, as a user runs it: a path relative to the package would not be found.
+  const elsewhere = await tempDir(t);
+  for (const args of [
+    ['--help'],
+    ...['watch', 'get', 'run', 'check', 'ui', 'completion'].map((c) => [c, '--help']),
+  ]) {
+    const help = await runRaven(args, {
+      cwd: elsewhere,
+      command: [process.execPath, join(root, 'dist', 'cli', 'main.js')],
+    });
+    assert.equal(help.code, 0, `raven ${args.join(' ')}: ${help.stderr}`);
+    const pages = [...help.stdout.matchAll(/(?:Docs|Details): (\S+?)\.?(?:\s|$)/g)].map((m) => m[1] ?? '');
+    if (args[0] === 'check') continue; // its help names no page
+    assert.ok(pages.length > 0, `raven ${args.join(' ')} names no page:\n${help.stdout}`);
+    for (const page of pages) {
+      assert.ok(isAbsolute(page), `raven ${args.join(' ')}: ${page} is not an absolute path`);
+      assert.ok(existsSync(page), `raven ${args.join(' ')}: ${page} does not exist`);
+    }
+  }
 });

@@ -70,6 +70,15 @@ test('raven get takes kubectl’s listing options: several kinds, labels, label 
       ],
     },
     {
+      // Several kinds asked for, one found: still kind/name, as kubectl prints service/kubernetes
+      // for `get pods,svc` in a namespace without pods (and says nothing about the pods).
+      args: ['get', 'pods,svc', ...sel],
+      lines: [
+        /^NAME\s+TYPE\s+CLUSTER-IP\s+EXTERNAL-IP\s+PORT\(S\)\s+AGE$/,
+        /^service\/web\s+ClusterIP\s+[\d.]+\s+<none>\s+80\/TCP\s+\d+s$/,
+      ],
+    },
+    {
       args: ['get', 'cm,svc', ...sel, '-o', 'name'],
       lines: [/^configmap\/alpha$/, /^configmap\/beta$/, /^configmap\/gamma$/, /^service\/web$/],
     },

@@ -75,7 +75,7 @@ sinks:
   // Valid as a file (--offline); against the cluster, raven check names it as raven run does.
   const offline = await runRaven(['check', '--offline', '-c', config]);
   assert.equal(offline.code, 0, offline.stderr);
-  assert.match(offline.stdout, /valid \(2 watchers, 1 sinks/);
+  assert.match(offline.stdout, /valid \(2 watchers, 1 sink\b/);
   const check = await runRaven(['check', '-c', config], { kubeconfig: plane.kubeconfig });
   assert.equal(check.code, 1, check.stdout);
   assert.match(

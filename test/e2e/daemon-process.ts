@@ -66,6 +66,8 @@ export interface StartOptions {
    * (e.g. `podman run ... IMAGE`, whose entrypoint is raven).
    */
   command?: readonly [string, ...string[]];
+  /** The working directory; default the repository's root (the default command's path is relative to it). */
+  cwd?: string;
 }
 
 /**
@@ -81,7 +83,7 @@ export function exampleArgs(command: 'run' | 'check', name: string, kubeconfig: 
 export function startRaven(args: string[], options: StartOptions = {}): RavenProcess {
   const [program, ...before] = options.command ?? [process.execPath, '--import', 'tsx', 'src/cli/main.ts'];
   const child = spawn(program, [...before, ...args], {
-    cwd: root,
+    cwd: options.cwd ?? root,
     env: {
       ...process.env,
       ...(options.kubeconfig === undefined ? {} : { KUBECONFIG: options.kubeconfig }),

@@ -13,9 +13,11 @@
  *
  * The README's tour (a ```ts and a ```mjs block) is run by readme-tour.e2e and package-tour.e2e.
  *
- * Beside them, two user mistakes as processes: an `onEvents` handler that takes the event where it
- * gets the object (its TypeError is reported on stderr and the watch goes on), and a controller
- * whose informers were never started (it ends non-zero with ERR_NOT_STARTED, not 0 or 13).
+ * Beside them, user mistakes as processes: an `onEvents` handler that takes the event where it
+ * gets the object (its TypeError is reported on stderr and the watch goes on), a controller
+ * whose informers were never started (it ends non-zero with ERR_NOT_STARTED, not 0 or 13), and
+ * an informer handler and a reconcile that throw (each reported on stderr, the reconcile once
+ * however often it is retried).
  *
  * Needs `npm run build` first.
  */
@@ -88,6 +90,32 @@ console.log('starting');
 await controller.run(new AbortController().signal);
 `;
 
+/**
+ * The same two mistakes one layer up: an informer handler that takes the event where it gets the
+ * object, and a reconcile that reads a field of a ConfigMap that has none (a TypeError at every
+ * retry). Each reconcile of a probe prints a line, so the test can wait for the retries.
+ */
+const INFORMER_MISTAKES = `import { loadConfig, KubeClient, Discovery, SharedInformers, Controller, done } from 'kube-raven';
+const client = new KubeClient(await loadConfig());
+const configMaps = await new Discovery(client).resolve('cm');
+const informers = new SharedInformers({ transport: client });
+const cms = informers.informerFor({ resource: configMaps });
+cms.addEventHandler({ add: (event) => console.log('added', event.object.metadata.name) });
+const controller = new Controller({
+  name: 'careless',
+  primary: cms,
+  reconcile: async (key) => {
+    if (!key.includes('/probe-')) return done();
+    console.log('reconcile', key);
+    return cms.store.get(key).spec.replicas > 1 ? done() : done();
+  },
+});
+const stop = new AbortController();
+process.once('SIGINT', () => stop.abort());
+informers.start(stop.signal);
+await controller.run(stop.signal);
+`;
+
 let dir: string;
 let programs: Program[];
 
@@ -101,6 +129,7 @@ before(async () => {
   for (const p of programs) await writeFile(join(dir, p.file), p.code);
   await writeFile(join(dir, 'handler-mistake.mjs'), HANDLER_MISTAKE);
   await writeFile(join(dir, 'never-started.mjs'), NEVER_STARTED);
+  await writeFile(join(dir, 'informer-mistakes.mjs'), INFORMER_MISTAKES);
   const typescript = programs.filter((p) => p.file.endsWith('.mts'));
   await writeFile(
     join(dir, 'tsconfig.json'),
@@ -423,5 +452,39 @@ test('a controller whose informers were never started ends non-zero with ERR_NOT
     script.stderr(),
     /controller forgetful: the informer \S+ was never started.*call informers\.start\(signal\)/,
     script.output(),
+  );
+});
+
+test('an informer handler that throws and a reconcile that throws are reported on stderr, the reconcile once for all its retries', async (t) => {
+  const plane = await sharedCluster();
+  const namespace = await freshNamespace(plane, 'docs');
+  t.after(() => deleteNamespace(plane, namespace));
+  const script = startScript(t, join(dir, 'informer-mistakes.mjs'), plane.kubeconfig);
+  const reconciles = (): string[] =>
+    script
+      .stdout()
+      .split('\n')
+      .filter((l) => l.startsWith(`reconcile ${namespace}/probe-`));
+  // Retried with backoff (5 ms, 10, 20, ...): five reconciles of the first probe are well within a second.
+  const retried = (): boolean =>
+    reconciles().filter((l) => l === `reconcile ${namespace}/probe-0`).length >= 5;
+  await probeUntil(script, retried, (name) => createConfigMap(plane, namespace, name));
+  assert.ok(retried(), `the reconcile was not retried\n${script.output()}`);
+  script.signal('SIGINT');
+  await script.until(() => false);
+  assert.equal(script.ended(), 0, script.output());
+  const stderr = script.stderr();
+  assert.match(
+    stderr,
+    /^raven error: the add handler failed; the informer goes on \(informer=[^\n]*, event=add\)\n {2}TypeError: Cannot read properties of undefined \(reading 'metadata'\)\n  +at .*informer-mistakes\.mjs:6/m,
+    script.output(),
+  );
+  const thrown = stderr.match(
+    new RegExp(`^raven error: reconcile threw; .*\\(controller=careless, key=${namespace}/probe-0\\)$`, 'gm'),
+  );
+  assert.equal(thrown?.length, 1, `one report for all the retries of probe-0\n${script.output()}`);
+  assert.match(
+    stderr,
+    /TypeError: Cannot read properties of undefined \(reading 'replicas'\)\n  +at .*informer-mistakes\.mjs:13/,
   );
 });

@@ -22,7 +22,7 @@ import { NatsServer } from '../harness/nats-server.js';
 import { PostgresServer } from '../harness/postgres-server.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { sharedCluster } from '../harness/test-cluster.js';
-import { exampleArgs, runRaven, startRaven, tempDir, waitReady } from './daemon-process.js';
+import { exampleArgs, runRaven, startRaven, tempDir, until, waitReady } from './daemon-process.js';
 
 const root = resolve(import.meta.dirname, '..', '..');
 const examples = join(root, 'examples');
@@ -88,7 +88,6 @@ for (const name of configs) {
           SLACK_WEBHOOK_URL: receiver.url('/slack'),
           TEAMS_WEBHOOK_URL: receiver.url('/teams'),
           BROKER_URL: receiver.url('/broker'),
-          RAVEN_CHECKPOINT: join(dir, 'raven-state.db'),
           XDG_STATE_HOME: dir,
           // A standby behind a lease left by another run is ready too; its own name keeps it apart.
           POD_NAME: `examples-${process.pid}`,
@@ -98,6 +97,18 @@ for (const name of configs) {
     );
     t.after(() => raven.kill('SIGKILL'));
     await waitReady(raven);
+    // Every example that keeps a checkpoint keeps it in its own state directory. A leader-elected
+    // one is ready as a standby and opens its checkpoint once it leads: wait for that.
+    const state = join(dir, 'raven', name.replace(/\.yaml$/, ''));
+    const keepsCheckpoint = /^checkpoint:/m.test(text);
+    if (keepsCheckpoint) {
+      assert.match(text, /^checkpoint: \{ path: '\$\{RAVEN_STATE_DIR\}\/raven-state\.db' \}$/m);
+      await until(
+        `the checkpoint in ${state}`,
+        () => existsSync(join(state, 'raven-state.db')) || raven.exitedYet(),
+        { timeoutMs: 120_000, show: () => raven.stderr() },
+      );
+    }
     raven.kill('SIGINT');
     const exit = await raven.exited;
     assert.equal(exit.code, 0, raven.stderr());
@@ -108,8 +119,7 @@ for (const name of configs) {
       .filter((line) => line !== '' && !line.startsWith('{'));
     assert.deepEqual(notLogs, [], `stderr holds only log lines (no Node warning):\n${raven.stderr()}`);
     assert.equal(await examplesStatus(), before, 'running the example changed nothing in examples/');
-    if (text.includes("'${RAVEN_STATE_DIR}/raven-state.db'")) {
-      const state = join(dir, 'raven', name.replace(/\.yaml$/, ''));
+    if (keepsCheckpoint) {
       assert.ok(existsSync(join(state, 'raven-state.db')), `the checkpoint is in ${state}`);
       assert.ok(existsSync(join(state, 'redaction.key')), `the redaction key is beside it in ${state}`);
     }

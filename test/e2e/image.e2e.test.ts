@@ -160,7 +160,7 @@ test('`raven check` in the image passes the config mounted read-only at /etc/rav
   const { command } = await pod(t, plane, configFor('default'));
   const check = await runRaven(['check', '-c', '/etc/raven/raven.yaml'], { command });
   assert.equal(check.code, 0, check.stderr);
-  assert.match(check.stdout, /valid \(1 watchers, 1 sinks/);
+  assert.match(check.stdout, /valid \(1 watcher, 1 sink/);
 });
 
 test('`raven run` in the image, as user 10001 on a read-only root filesystem, delivers a ConfigMap made in the cluster to stdout, checkpoints on its volume and exits 0 on SIGTERM', async (t) => {

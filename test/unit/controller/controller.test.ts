@@ -6,6 +6,7 @@ import { FeedSource } from '../informer/feed-source.js';
 import { failed, requeueAfter } from '../../../src/queue/handler-result.js';
 import type { KubeObject } from '../../../src/client/kube-object.js';
 import { FakeClock } from '../../../src/testing/fake-clock.js';
+import { makeObjectKey } from '../../../src/client/object-key.js';
 import type { WatcherEvent } from '../../../src/watch/watcher-events.js';
 
 const obj = (name: string, rv: string, owner?: string): KubeObject => ({
@@ -155,4 +156,84 @@ test('informers started in the same turn as controller.run are started in time',
   abort.abort();
   await clock.tick(100);
   await Promise.all([run, informer]);
+});
+
+test('without a logger, a reconcile that throws is reported on stderr once per key and message, not at every retry', async (t) => {
+  const written: string[] = [];
+  t.mock.method(process.stderr, 'write', (chunk: string) => written.push(chunk));
+  // Throws a TypeError three times, then another error twice, then succeeds, then throws again.
+  const plan = ['type', 'type', 'type', 'other', 'other', 'ok', 'type'];
+  let calls = 0;
+  const s = setup(async () => {
+    await Promise.resolve();
+    const step = plan[calls++];
+    if (step === 'type') throw new TypeError("Cannot read properties of undefined (reading 'spec')");
+    if (step === 'other') throw new Error('neutron says no');
+    if (step === 'ok') s.controller.enqueue(makeObjectKey('rc1', 'ns'));
+    return undefined;
+  });
+  s.primaryFeed.push(...synced(obj('rc1', '1')));
+  s.podFeed.push(...synced());
+  await s.clock.tick(1_000);
+  s.abort.abort();
+  await s.clock.tick(100);
+  await Promise.all(s.runs);
+  t.mock.restoreAll();
+  assert.equal(calls, plan.length + 1, 'the last throw is retried too');
+  const reports = written.join('').split(/^(?=raven )/m);
+  assert.equal(reports.length, 3, written.join(''));
+  const head =
+    /^raven error: reconcile threw; retrying with backoff \(said again if it throws something else\) \(controller=test, key=ns\/rc1\)\n/;
+  for (const report of reports) assert.match(report, head);
+  assert.match(
+    reports[0] ?? '',
+    /\n {2}TypeError: Cannot read properties of undefined \(reading 'spec'\)\n  +at /,
+  );
+  assert.match(reports[1] ?? '', /\n {2}Error: neutron says no\n/);
+  assert.match(
+    reports[2] ?? '',
+    /\n {2}TypeError: Cannot read properties/,
+    'after a success, a throw is news again',
+  );
+});
+
+test('with a logger, every throwing reconcile goes there and nothing to stderr', async (t) => {
+  const written: string[] = [];
+  t.mock.method(process.stderr, 'write', (chunk: string) => written.push(chunk));
+  const records: string[] = [];
+  const logger = {
+    debug: () => undefined,
+    info: () => undefined,
+    warn: () => undefined,
+    error: (_fields: object, msg?: string) => void records.push(msg ?? ''),
+    child: () => logger,
+  };
+  const clock = new FakeClock();
+  const feed = new FeedSource();
+  const primary = new Informer<KubeObject>({ source: () => feed, clock, name: 'rc' });
+  let calls = 0;
+  const controller = new Controller({
+    name: 'logged',
+    primary,
+    reconcile: () => {
+      calls++;
+      return calls < 3 ? Promise.reject(new Error('boom')) : Promise.resolve(undefined);
+    },
+    clock,
+    logger,
+  });
+  const abort = new AbortController();
+  const runs = [primary.run(abort.signal), controller.run(abort.signal)];
+  feed.push(...synced(obj('rc1', '1')));
+  await clock.tick(1_000);
+  abort.abort();
+  await clock.tick(100);
+  await Promise.all(runs);
+  t.mock.restoreAll();
+  assert.equal(calls, 3);
+  assert.deepEqual(records, [
+    'work handler threw; retrying with backoff',
+    'work handler threw; retrying with backoff',
+  ]);
+  assert.deepEqual(written, []);
 });

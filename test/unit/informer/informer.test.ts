@@ -126,7 +126,9 @@ test('a relist is applied at once: a reader never sees half of it', async () => 
   await running;
 });
 
-test('a throwing or rejecting handler is counted and isolated; the others and the stream go on', async () => {
+test('a throwing or rejecting handler is counted, isolated and reported on stderr; the others and the stream go on', async (t) => {
+  const written: string[] = [];
+  t.mock.method(process.stderr, 'write', (chunk: string) => written.push(chunk));
   const { informer, feed, controller, running } = setup();
   const good: string[] = [];
   const bad = informer.addEventHandler({
@@ -143,6 +145,48 @@ test('a throwing or rejecting handler is counted and isolated; the others and th
   assert.deepEqual(good, ['a', 'b', 'c']);
   assert.equal(bad.failures, 3);
   assert.equal(informer.status().handlerFailures, 3);
+  t.mock.restoreAll();
+  const reports = written.join('').split(/^(?=raven )/m);
+  assert.equal(reports.length, 3, written.join(''));
+  assert.match(
+    reports[0] ?? '',
+    /^raven error: the add handler failed; the informer goes on \(informer=informer, event=add\)\n {2}Error: sync throw\n  +at /,
+  );
+  assert.match(reports[1] ?? '', /^raven error: the add handler failed.*\n {2}Error: async reject\n/);
+  controller.abort();
+  await running;
+});
+
+test('with a logger, a failed handler is reported there with the error, not on stderr', async (t) => {
+  const written: string[] = [];
+  t.mock.method(process.stderr, 'write', (chunk: string) => written.push(chunk));
+  const records: { fields: Record<string, unknown>; msg: string | undefined }[] = [];
+  const logger = {
+    debug: () => undefined,
+    info: () => undefined,
+    warn: () => undefined,
+    error: (fields: object, msg?: string) =>
+      void records.push({ fields: fields as Record<string, unknown>, msg }),
+    child: () => logger,
+  };
+  const feed = new FeedSource<Pod>();
+  const informer = new Informer<Pod>({ source: () => feed, logger });
+  const controller = new AbortController();
+  const running = informer.run(controller.signal);
+  const failure = new TypeError('x is undefined');
+  informer.addEventHandler({
+    add: () => {
+      throw failure;
+    },
+  });
+  feed.push(...initialList(pod('a', '1')));
+  await flushMicrotasks();
+  await informer.idle();
+  t.mock.restoreAll();
+  assert.deepEqual(records, [
+    { fields: { err: failure, event: 'add' }, msg: 'the add handler failed; the informer goes on' },
+  ]);
+  assert.deepEqual(written, []);
   controller.abort();
   await running;
 });

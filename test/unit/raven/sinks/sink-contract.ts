@@ -7,7 +7,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SinkError } from '../../../../src/errors/raven-error.js';
 import type { Sink } from '../../../../src/raven/sinks/sink.js';
-import { sampleEvent } from './fixtures.js';
+import { attributedEvent, sampleEvent } from './fixtures.js';
 
 export interface SinkUnderTest {
   sink: Sink;
@@ -47,6 +47,29 @@ export function sinkContract(name: string, harness: SinkContractHarness): void {
         const got = await received();
         assert.equal(got.length, 1);
         assert.match(got[0] ?? '', /contract-object/);
+      });
+    });
+
+    test('a modification carries who made it: each manager, its operation, its time and the paths it changed', async () => {
+      await using(harness.healthy, async ({ sink, received }) => {
+        const event = attributedEvent();
+        await sink.deliver(event, new AbortController().signal);
+        const [got = ''] = await received();
+        // The record's changedBy as JSON (at any depth: a CloudEvent's data), or the CLI's words
+        // beside each diff line in a text sink (after a mail's quoted-printable encoding).
+        const record = changedByIn(got);
+        if (record !== undefined) assert.deepEqual(record, event.changedBy);
+        else {
+          const text = got
+            .replace(/=\r?\n/g, '')
+            .replace(/(?:=[0-9A-F]{2})+/g, (q) => Buffer.from(q.replaceAll('=', ''), 'hex').toString('utf8'));
+          assert.match(text, /spec\.replicas: 2 → 3 {2}by scaler \(Update\) at 10:42:07/, got);
+          assert.match(
+            text,
+            /status\.observedGeneration: 4 → 5 {2}by kube-controller-manager \(Update status\) at 10:42:08/,
+            got,
+          );
+        }
       });
     });
 
@@ -103,4 +126,29 @@ export function sinkContract(name: string, harness: SinkContractHarness): void {
       },
     );
   });
+}
+
+/**
+ * The first `changedBy` in a delivery that is JSON (one document, one per line, or after a
+ * header such as syslog's), at any depth.
+ */
+function changedByIn(text: string): unknown {
+  const find = (value: unknown): unknown => {
+    if (typeof value !== 'object' || value === null) return undefined;
+    if ('changedBy' in value) return value.changedBy;
+    for (const inner of Object.values(value)) {
+      const found = find(inner);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  };
+  for (const candidate of [text, text.slice(Math.max(0, text.indexOf('{'))), ...text.split('\n')]) {
+    try {
+      const found = find(JSON.parse(candidate));
+      if (found !== undefined) return found;
+    } catch {
+      // not JSON
+    }
+  }
+  return undefined;
 }

@@ -82,6 +82,15 @@ function seconds(name: string, fallback: number): number {
 }
 
 /** Run one test file in node's test runner; its output is kept and returned with its counts. */
+/** Signals a file's runner and every process it started (its group: it was spawned detached). */
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  try {
+    if (child.pid !== undefined) process.kill(-child.pid, signal);
+  } catch {
+    child.kill(signal); // the group is gone already
+  }
+}
+
 function runFile(file: string, env: NodeJS.ProcessEnv, children: Set<ChildProcess>): Promise<FileRun> {
   const started = Date.now();
   const fileTimeout = seconds('RAVEN_TEST_FILE_TIMEOUT_S', file.includes('e2e') ? 2400 : 600);
@@ -98,13 +107,20 @@ function runFile(file: string, env: NodeJS.ProcessEnv, children: Set<ChildProces
       `--test-reporter-destination=${progressFile}`,
       file,
     ];
-    const child = spawn(process.execPath, args, { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // A group of its own: node's runner runs the file in a child process of its own, which a kill
+    // of the runner alone would leave running (a hung file's process outlived the run).
+    const child = spawn(process.execPath, args, {
+      cwd: repoRoot,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     children.add(child);
     let hung = false;
     // SIGKILL: the progress file is written as tests start, so nothing is lost by not asking
     const watchdog = setTimeout(() => {
       hung = true;
-      child.kill('SIGKILL');
+      killGroup(child, 'SIGKILL');
     }, fileTimeout * 1000);
     child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
     child.stderr.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -239,7 +255,7 @@ async function main(args: string[]): Promise<number> {
     const state = { interrupted: false };
     const forward = (signal: NodeJS.Signals): void => {
       state.interrupted = true;
-      for (const child of children) child.kill(signal);
+      for (const child of children) killGroup(child, signal);
     };
     process.on('SIGINT', forward).on('SIGTERM', forward);
     const started = Date.now();

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -46,6 +46,17 @@ function runTests(file: string): Promise<{ code: number | null; output: string }
   });
 }
 
+/** The pids of the processes whose command line names `file` (read from /proc). */
+async function processesRunning(file: string): Promise<number[]> {
+  const pids: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.split('\0').includes(file)) pids.push(Number(entry));
+  }
+  return pids;
+}
+
 test('a file that hangs is killed after its timeout, fails the run and names the test that hung', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'raven-test-runner-'));
   try {
@@ -62,6 +73,7 @@ test('a file that hangs is killed after its timeout, fails the run and names the
     );
     assert.match(output, /^ok 1 - finishes$/m, 'what finished before the hang is kept');
     assert.match(output, /# test: FAILED .*hangs\.test\.ts/);
+    assert.deepEqual(await processesRunning(file), [], 'no process of the hung file outlives the run');
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -54,6 +54,8 @@ export interface RavenProcess {
 }
 
 const children = new Set<{ kill: (s: NodeJS.Signals) => boolean }>();
+/** Every raven this file started, in order: a folder from tempDir stops those started after it. */
+const started = new Set<RavenProcess>();
 process.once('exit', () => {
   for (const child of children) child.kill('SIGKILL');
 });
@@ -128,7 +130,7 @@ export function startRaven(args: string[], options: StartOptions = {}): RavenPro
   );
   const matches = (line: LogLine, msg: string | RegExp): boolean =>
     typeof msg === 'string' ? line.msg === msg : msg.test(line.msg);
-  return {
+  const raven: RavenProcess = {
     pid: child.pid,
     stdout,
     logs,
@@ -149,6 +151,8 @@ export function startRaven(args: string[], options: StartOptions = {}): RavenPro
       return line;
     },
   };
+  started.add(raven);
+  return raven;
 }
 
 /** Run `raven <args>` to the end. */
@@ -164,7 +168,17 @@ export async function runRaven(
 /** A temporary directory removed after the test. */
 export async function tempDir(t: TestContext): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'raven-daemon-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const before = new Set(started);
+  // Hooks run in the order they were added, so this one runs before the test's own kill of a
+  // raven started in the folder: a raven still writing there made the removal fail (ENOTEMPTY),
+  // and a failed hook skips the hooks after it, leaving the raven running and the file hung. So
+  // the ravens started since are stopped first, and the removal retries.
+  t.after(async () => {
+    const since = [...started].filter((raven) => !before.has(raven));
+    for (const raven of since) raven.kill('SIGKILL');
+    await Promise.all(since.map((raven) => raven.exited));
+    await rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+  });
   return dir;
 }
 

@@ -55,7 +55,8 @@ export interface SqliteCheckpointStoreOptions {
  * A buffered write for one key: the entry to store (with its object's JSON when a sink already
  * made it), or the deletion to keep as a tombstone.
  */
-type PendingWrite = { entry: CheckpointEntry; json: string | undefined } | { deleted: CheckpointTombstone };
+type PendingWrite =
+  { entry: CheckpointEntry; json: string | Uint8Array | undefined } | { deleted: CheckpointTombstone };
 
 /** Buffered writes of one (watcher, sink). */
 interface PendingPair {
@@ -352,7 +353,6 @@ export class SqliteCheckpointStore implements CheckpointStore {
         }
         // After the entries: a confirmed resourceVersion never lands without what it confirms.
         for (const [watcher, confirmed] of this.#pendingVersions) writer.confirm(watcher, confirmed);
-        writer.collectGarbage();
       } finally {
         writer.finalize();
       }

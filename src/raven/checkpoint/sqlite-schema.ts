@@ -71,6 +71,30 @@ CREATE TABLE delivered (
 CREATE INDEX delivered_by_state ON delivered (state);
 ${RESUME_TABLES}`;
 
+/**
+ * What keeps `states` and `tombstones` consistent with `delivered`, inside SQLite, so a flush
+ * needs no statement of its own for it (each statement through the WebAssembly binding costs more
+ * than the work SQLite does for it):
+ * - a new entry replaces the key's tombstone (a key has an entry or a tombstone, never both);
+ * - a state no entry refers to any more is deleted when the last entry moves off it or goes.
+ *
+ * Created on every open when missing (`IF NOT EXISTS`), not by a migration: they change no table,
+ * so a file with them is still schema version 3, and a Raven that predates them still opens it
+ * (its own clean-up then finds those states already gone).
+ */
+const TRIGGERS = `
+CREATE TRIGGER IF NOT EXISTS delivered_replaces_tombstone AFTER INSERT ON delivered BEGIN
+  DELETE FROM tombstones WHERE watcher = new.watcher AND sink = new.sink AND key = new.key;
+END;
+CREATE TRIGGER IF NOT EXISTS delivered_moved_off_state AFTER UPDATE OF state ON delivered
+WHEN old.state <> new.state BEGIN
+  DELETE FROM states WHERE id = old.state AND NOT EXISTS (SELECT 1 FROM delivered WHERE state = old.state);
+END;
+CREATE TRIGGER IF NOT EXISTS delivered_dropped AFTER DELETE ON delivered BEGIN
+  DELETE FROM states WHERE id = old.state AND NOT EXISTS (SELECT 1 FROM delivered WHERE state = old.state);
+END;
+`;
+
 /** Steps from version i+1 to i+2. */
 const MIGRATIONS: readonly string[] = [
   // 1 → 2: where to resume the watch, and the deletions that tell replayed changes apart.
@@ -127,7 +151,7 @@ function prepare(db: sqlite.Database, path: string): void {
   if (tables.length === 0) {
     // One transaction, so a crash never leaves tables without a schema version.
     db.exec(
-      `BEGIN; ${SCHEMA}; INSERT INTO meta (name, value) VALUES ('schema_version', '${SCHEMA_VERSION}'); COMMIT`,
+      `BEGIN; ${SCHEMA}; ${TRIGGERS}; INSERT INTO meta (name, value) VALUES ('schema_version', '${SCHEMA_VERSION}'); COMMIT`,
     );
     return;
   }
@@ -150,4 +174,5 @@ function prepare(db: sqlite.Database, path: string): void {
       `BEGIN; ${MIGRATIONS[v - 1] ?? ''}; UPDATE meta SET value = '${v + 1}' WHERE name = 'schema_version'; COMMIT`,
     );
   }
+  db.exec(`BEGIN; ${TRIGGERS}; COMMIT`);
 }

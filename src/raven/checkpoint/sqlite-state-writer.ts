@@ -1,8 +1,14 @@
 /**
  * The writes of one checkpoint transaction, as prepared statements: entries (each distinct object
  * state stored once and shared by the sinks that confirmed it), tombstones, and confirmed
- * resourceVersions. It remembers the states the transaction released and deletes those no sink
- * refers to any more before the transaction commits.
+ * resourceVersions.
+ *
+ * An entry costs as few statements as it can, since each one costs more in the WebAssembly binding
+ * (parameters copied in; for a query, a row object and its column names copied out) than SQLite's
+ * own work for it: the state is inserted unless present (`INSERT OR IGNORE`; looked up only when it
+ * was) and remembered for the other sinks that confirmed it in the same transaction, and the entry
+ * is upserted. The schema's triggers (`sqlite-schema.ts`) drop the key's tombstone when an entry
+ * replaces it, and delete a state once no entry refers to it, within that same statement.
  */
 import type sqlite from 'node-sqlite3-wasm';
 import type { ObjectKey } from '../../client/object-key.js';
@@ -15,14 +21,13 @@ import {
 
 export class StateWriter {
   readonly #statements: sqlite.Statement[] = [];
-  readonly #released = new Set<number>();
+  /** The id of each state this transaction inserted or looked up, by {@link stateIdentity}. */
+  readonly #ids = new Map<string, number>();
   readonly #markCheckpoint: sqlite.Statement;
-  readonly #current: sqlite.Statement;
   readonly #insertState: sqlite.Statement;
   readonly #stateId: sqlite.Statement;
   readonly #upsert: sqlite.Statement;
   readonly #delete: sqlite.Statement;
-  readonly #dropIfUnused: sqlite.Statement;
   readonly #putTombstone: sqlite.Statement;
   readonly #dropTombstone: sqlite.Statement;
   readonly #tombstonesOf: sqlite.Statement;
@@ -35,12 +40,11 @@ export class StateWriter {
       return statement;
     };
     this.#markCheckpoint = prepare('INSERT OR IGNORE INTO checkpoints (watcher, sink) VALUES (?, ?)');
-    this.#current = prepare('SELECT state, since FROM delivered WHERE watcher = ? AND sink = ? AND key = ?');
     // The object arrives as UTF-8 bytes and is stored as the same TEXT as before: the WebAssembly
     // binding copies bytes into its memory in one call, where a string is measured and encoded
     // character by character in JavaScript, which cost more than the rest of a flush.
     this.#insertState = prepare(
-      'INSERT INTO states (watcher, key, uid, resource_version, object) VALUES (?, ?, ?, ?, CAST(? AS TEXT))',
+      'INSERT OR IGNORE INTO states (watcher, key, uid, resource_version, object) VALUES (?, ?, ?, ?, CAST(? AS TEXT))',
     );
     this.#stateId = prepare(
       'SELECT id FROM states WHERE watcher = ? AND key = ? AND uid = ? AND resource_version = ?',
@@ -50,9 +54,6 @@ export class StateWriter {
        ON CONFLICT (watcher, sink, key) DO UPDATE SET state = excluded.state, since = excluded.since`,
     );
     this.#delete = prepare('DELETE FROM delivered WHERE watcher = ? AND sink = ? AND key = ?');
-    this.#dropIfUnused = prepare(
-      'DELETE FROM states WHERE id = ? AND NOT EXISTS (SELECT 1 FROM delivered WHERE state = ?)',
-    );
     this.#putTombstone = prepare(
       `INSERT INTO tombstones (watcher, sink, key, uid, resource_version) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (watcher, sink, key) DO UPDATE SET uid = excluded.uid, resource_version = excluded.resource_version`,
@@ -72,25 +73,24 @@ export class StateWriter {
 
   /**
    * Store `entry` as what `sink` last confirmed (it replaces a tombstone for the key). `json`: the
-   * object's JSON text, when it was made already.
+   * object's JSON, as text or as UTF-8 bytes, when it was made already.
    */
-  put(watcher: string, sink: string, entry: CheckpointEntry, json?: string): void {
-    const identity = [watcher, entry.key, entry.uid ?? '', entry.resourceVersion ?? ''];
-    const existing = this.#stateId.get(identity);
-    const id = Number(
-      existing === null
-        ? this.#insertState.run([...identity, Buffer.from(json ?? JSON.stringify(entry.object))])
-            .lastInsertRowid
-        : existing.id,
-    );
-    const current = this.#current.get([watcher, sink, entry.key]);
-    const previous = current === null ? undefined : Number(current.state);
-    // A key has an entry or a tombstone, never both: only a key without an entry may have one.
-    if (previous === undefined) this.#dropTombstone.run([watcher, sink, entry.key]);
-    const since = entry.since ?? null;
-    if (previous === id && (current?.since ?? null) === since) return;
-    this.#upsert.run([watcher, sink, entry.key, id, since]);
-    if (previous !== undefined && previous !== id) this.#released.add(previous);
+  put(watcher: string, sink: string, entry: CheckpointEntry, json?: string | Uint8Array): void {
+    const uid = entry.uid ?? '';
+    const resourceVersion = entry.resourceVersion ?? '';
+    const identity = stateIdentity(watcher, entry.key, uid, resourceVersion);
+    let id = this.#ids.get(identity);
+    if (id === undefined) {
+      const object = json instanceof Uint8Array ? json : Buffer.from(json ?? JSON.stringify(entry.object));
+      const inserted = this.#insertState.run([watcher, entry.key, uid, resourceVersion, object]);
+      id = Number(
+        inserted.changes === 1
+          ? inserted.lastInsertRowid
+          : this.#stateId.get([watcher, entry.key, uid, resourceVersion])?.id,
+      );
+      this.#ids.set(identity, id);
+    }
+    this.#upsert.run([watcher, sink, entry.key, id, entry.since ?? null]);
   }
 
   /** Forget the key's entry and keep its deletion as a tombstone. */
@@ -102,10 +102,7 @@ export class StateWriter {
       tombstone.uid ?? '',
       tombstone.resourceVersion ?? '',
     ]);
-    const previous = this.#currentState(watcher, sink, tombstone.key);
-    if (previous === undefined) return;
     this.#delete.run([watcher, sink, tombstone.key]);
-    this.#released.add(previous);
   }
 
   /** Store the watcher's confirmed resourceVersion and drop the tombstones it reached. */
@@ -133,18 +130,12 @@ export class StateWriter {
     }
   }
 
-  /** Delete the states this transaction released that no sink refers to any more. */
-  collectGarbage(): void {
-    for (const id of this.#released) this.#dropIfUnused.run([id, id]);
-    this.#released.clear();
-  }
-
   finalize(): void {
     for (const statement of this.#statements) statement.finalize();
   }
+}
 
-  #currentState(watcher: string, sink: string, key: string): number | undefined {
-    const row = this.#current.get([watcher, sink, key]);
-    return row === null ? undefined : Number(row.state);
-  }
+/** A state's identity, as the UNIQUE constraint of `states` has it. */
+function stateIdentity(watcher: string, key: string, uid: string, resourceVersion: string): string {
+  return `${watcher}\u0000${key}\u0000${uid}\u0000${resourceVersion}`;
 }

@@ -1,13 +1,14 @@
 /**
- * A record's JSON text, made once however many sinks write it. Every sink that sends JSON (stdout,
+ * A record's JSON, made once however many sinks write it. Every sink that sends JSON (stdout,
  * file, webhook, syslog, NATS, Redis, Loki, the dead-letter file) writes exactly
  * `JSON.stringify(record)`; serialising a change event means serialising its object and its
  * previous state, most of its cost, and with two such sinks it was done twice per change, then a
  * third time for the object by the checkpoint. The text is kept beside the record, in a WeakMap,
  * so it lives as long as the record does (until every sink settled it) and no longer.
  *
- * The object's own text is kept with it ({@link serialisedObject}), so the checkpoint stores the
- * object a sink just wrote without serialising it again.
+ * The same JSON as one line of UTF-8 bytes ({@link recordLine}) is encoded once too: the file and
+ * the stdout sink write that very Buffer, and the checkpoint stores the object's bytes as a view
+ * into it ({@link serialisedObject}), so neither the object nor the line is encoded twice.
  *
  * Records are not changed after they are built (`change-event.ts`: sinks and handlers read them),
  * which is what makes a text made for the first sink right for the next.
@@ -17,43 +18,87 @@ import type { SinkRecord } from './gap-notice.js';
 
 interface Serialised {
   text: string;
-  /** The text of the event's `object`, inside `text`. */
-  object: string | undefined;
+  /** Where the event's `object` is in `text`: [start, end) in UTF-16 code units. */
+  object: [number, number] | undefined;
+  /** `text` and a newline as UTF-8, once a sink asked for it. */
+  line?: Buffer;
+  /** Where the event's `object` is in `line`: [start, end) in bytes. */
+  objectBytes?: [number, number];
 }
 
 const serialised = new WeakMap<SinkRecord, Serialised>();
 
-/**
- * `JSON.stringify(record)`, made once per record.
- *
- * @example
- * const line = `${recordJson(record)}\n`; // the same text for every sink
- */
-export function recordJson(record: SinkRecord): string {
+function serialisedOf(record: SinkRecord): Serialised {
   let done = serialised.get(record);
   if (done === undefined) {
     done = record.type === 'gap' ? { text: JSON.stringify(record), object: undefined } : serialise(record);
     serialised.set(record, done);
   }
-  return done.text;
-}
-
-/** The JSON text of `event.object` if a sink already serialised the event, else undefined. */
-export function serialisedObject(event: ChangeEvent): string | undefined {
-  return serialised.get(event)?.object;
+  return done;
 }
 
 /**
- * The event as `JSON.stringify` writes it (own keys in order, undefined values left out), with the
- * object's text made apart so that it can be kept.
+ * `JSON.stringify(record)`, made once per record.
+ *
+ * @example
+ * const body = recordJson(record); // the same text for every sink
+ */
+export function recordJson(record: SinkRecord): string {
+  return serialisedOf(record).text;
+}
+
+/**
+ * `${JSON.stringify(record)}\n` as UTF-8, encoded once per record: write it, never change it.
+ *
+ * @example
+ * await file.write(recordLine(record));
+ */
+export function recordLine(record: SinkRecord): Buffer {
+  const done = serialisedOf(record);
+  if (done.line === undefined) {
+    done.line = Buffer.from(`${done.text}\n`);
+    if (done.object !== undefined) {
+      // Bytes before the object, then the object's own: both ASCII in the common case, where a
+      // byte is a code unit and no counting is needed.
+      const [start, end] = done.object;
+      const ascii = done.line.length === done.text.length + 1;
+      const from = ascii ? start : Buffer.byteLength(done.text.slice(0, start));
+      const to = ascii ? end : from + Buffer.byteLength(done.text.slice(start, end));
+      done.objectBytes = [from, to];
+    }
+  }
+  return done.line;
+}
+
+/**
+ * The JSON of `event.object` if a sink already serialised the event, else undefined: as UTF-8
+ * bytes (a view into {@link recordLine}'s Buffer) once a sink asked for the line, else as text.
+ */
+export function serialisedObject(event: ChangeEvent): string | Uint8Array | undefined {
+  const done = serialised.get(event);
+  if (done?.object === undefined) return undefined;
+  if (done.line !== undefined && done.objectBytes !== undefined)
+    return done.line.subarray(done.objectBytes[0], done.objectBytes[1]);
+  return done.text.slice(done.object[0], done.object[1]);
+}
+
+/**
+ * The event as `JSON.stringify` writes it (own keys in order, undefined values left out), with
+ * where the object's text is in it.
  */
 function serialise(event: ChangeEvent): Serialised {
-  const object = JSON.stringify(event.object);
-  const fields: string[] = [];
-  for (const [key, value] of Object.entries(event)) {
+  let text = '{';
+  let object: [number, number] | undefined;
+  for (const key in event) {
+    if (!Object.hasOwn(event, key)) continue;
+    const value = (event as unknown as Record<string, unknown>)[key];
     // JSON.stringify leaves these keys out.
     if (value === undefined || typeof value === 'function' || typeof value === 'symbol') continue;
-    fields.push(`${JSON.stringify(key)}:${key === 'object' ? object : JSON.stringify(value)}`);
+    if (text.length > 1) text += ',';
+    text += `${JSON.stringify(key)}:`;
+    const json = JSON.stringify(value);
+    if (key === 'object') object = [text.length, text.length + json.length];
+    text += json;
   }
-  return { text: `{${fields.join(',')}}`, object };
+  return { text: `${text}}`, object };
 }

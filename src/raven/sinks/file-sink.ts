@@ -26,7 +26,7 @@ import { abortReason } from '../../util/signals.js';
 import { ConfigError, SinkError } from '../../errors/raven-error.js';
 import type { SinkRecord } from '../model/gap-notice.js';
 import type { Sink } from './sink.js';
-import { recordJson } from '../model/record-json.js';
+import { recordLine } from '../model/record-json.js';
 
 export interface FileSinkOptions {
   name: string;
@@ -85,7 +85,7 @@ export class FileSink implements Sink {
   }
 
   deliver(record: SinkRecord, signal: AbortSignal): Promise<void> {
-    const line = Buffer.from(`${recordJson(record)}\n`);
+    const line = recordLine(record);
     return new Promise((resolve, reject) => {
       this.#waiting.push({ line, signal, resolve, reject });
       // The first line of a group schedules its write; the rest join it until it begins.

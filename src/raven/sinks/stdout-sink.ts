@@ -18,7 +18,7 @@ import { eventObjectKey, type ChangeEvent, type ChangeType } from '../model/chan
 import type { GapNotice, SinkRecord } from '../model/gap-notice.js';
 import { eventLines, eventNote } from './event-summary.js';
 import type { Sink } from './sink.js';
-import { recordJson } from '../model/record-json.js';
+import { recordJson, recordLine } from '../model/record-json.js';
 
 export interface StdoutSinkOptions {
   name: string;
@@ -81,11 +81,14 @@ export class StdoutSink implements Sink {
   readonly name: string;
   readonly #stream: Writable & { isTTY?: boolean };
   readonly #json: boolean;
+  /** Standard output itself: JSON lines are written as the record's bytes (see `deliver`). */
+  readonly #ownStream: boolean;
   readonly #color: boolean;
 
   constructor(options: StdoutSinkOptions) {
     this.name = options.name;
     this.#stream = options.stream ?? process.stdout;
+    this.#ownStream = options.stream === undefined;
     const tty = this.#stream.isTTY === true;
     const format = options.format ?? 'auto';
     this.#json = format === 'json' || (format === 'auto' && !tty);
@@ -101,8 +104,12 @@ export class StdoutSink implements Sink {
     const stream = this.#stream;
     if (stream.destroyed || stream.writableEnded)
       throw new SinkError(`stdout sink "${this.name}": the stream is closed`, { retryable: false });
+    // JSON lines: to standard output, the record's UTF-8 line, encoded once for every sink that
+    // writes it; a stream the caller gave receives text, as it always has.
     const text = this.#json
-      ? `${recordJson(record)}\n`
+      ? this.#ownStream
+        ? recordLine(record)
+        : `${recordJson(record)}\n`
       : record.type === 'gap'
         ? formatGapText(record, this.#color)
         : formatEventText(record, this.#color);

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { gapNotice } from '../../../src/raven/model/gap-notice.js';
-import { recordJson, serialisedObject } from '../../../src/raven/model/record-json.js';
+import { recordJson, recordLine, serialisedObject } from '../../../src/raven/model/record-json.js';
 import { changeEvent, countedPod, pod, PODS, TIME } from './checkpoint/fixtures.js';
 
 test('a record is written exactly as JSON.stringify writes it', () => {
@@ -42,4 +42,31 @@ test('a record is serialised once for every sink, and its object is kept for the
   // Another record of the same object is its own serialisation.
   recordJson(changeEvent('added', object));
   assert.equal(reads(), 2);
+});
+
+test('the line of a record is its JSON and a newline as UTF-8, encoded once, and the object bytes are a view into it', () => {
+  for (const image of ['nginx:1.25', 'nginx:1.25 "é" ☕ 𝄞']) {
+    const event = {
+      ...changeEvent('modified', pod('d', 'a', { rv: '5', image })),
+      previous: pod('d', 'a', { rv: '4', image: `${image}-é` }),
+    };
+    const line = recordLine(event);
+    assert.equal(line.toString('utf8'), `${JSON.stringify(event)}\n`);
+    assert.equal(recordLine(event), line, 'the same Buffer for every sink');
+    const object = serialisedObject(event);
+    assert.ok(object instanceof Uint8Array);
+    assert.equal(object.buffer, line.buffer, 'a view, not a copy');
+    assert.equal(Buffer.from(object).toString('utf8'), JSON.stringify(event.object));
+  }
+  const gap = gapNotice({
+    watcher: 'pods',
+    resource: PODS,
+    namespace: 'ü',
+    reason: 'relist',
+    fromResourceVersion: '1',
+    toResourceVersion: '9',
+    since: undefined,
+    time: TIME,
+  });
+  assert.equal(recordLine(gap).toString('utf8'), `${JSON.stringify(gap)}\n`);
 });

@@ -9,7 +9,7 @@ import { CheckpointError } from '../../../../src/raven/checkpoint/checkpoint-err
 import { changesSince } from '../../../../src/raven/checkpoint/changes-since.js';
 import { SqliteCheckpointStore } from '../../../../src/raven/checkpoint/sqlite-checkpoint-store.js';
 import { FakeClock } from '../../../../src/testing/fake-clock.js';
-import { recordJson } from '../../../../src/raven/model/record-json.js';
+import { recordJson, recordLine } from '../../../../src/raven/model/record-json.js';
 import { checkpointStoreContract } from './checkpoint-store-contract.js';
 import { changeEvent, countedPod, pod, PODS, TIME } from './fixtures.js';
 
@@ -464,5 +464,70 @@ test('an object a sink already serialised is stored from that text, not serialis
       );
     } finally {
       await store.close();
+    }
+  }));
+
+test('an object whose line a sink encoded is stored from those bytes, as the same text, non-ASCII included', () =>
+  withFile(async (path) => {
+    const { object, reads } = countedPod('a', '7');
+    object.metadata = { ...object.metadata, annotations: { note: 'café ☕ 𝄞' } };
+    const event = changeEvent('added', object);
+    const line = recordLine(event);
+    const store = SqliteCheckpointStore.open(path, { clock: new FakeClock() });
+    try {
+      store.recordDelivered(event, 'audit');
+      store.recordDelivered(event, 'archive');
+      await store.flush();
+      assert.equal(reads(), 1, 'serialised once, by the sink');
+    } finally {
+      await store.close();
+    }
+    const db = new sqlite.Database(path);
+    try {
+      const rows = db.all('SELECT typeof(object) AS type, object FROM states');
+      assert.equal(rows.length, 1, 'one state for both sinks');
+      assert.equal(rows[0]?.type, 'text');
+      assert.equal(
+        rows[0].object,
+        JSON.stringify((JSON.parse(line.toString()) as { object: unknown }).object),
+      );
+    } finally {
+      db.close();
+    }
+  }));
+
+test('a file without the clean-up triggers gets them when opened, keeping its schema version, and they keep states and tombstones right', () =>
+  withFile(async (path) => {
+    const first = SqliteCheckpointStore.open(path, { clock: new FakeClock() });
+    first.recordDelivered(changeEvent('added', pod('d', 'a', { rv: '5' })), 'audit');
+    await first.close();
+    const old = new sqlite.Database(path);
+    try {
+      for (const row of old.all("SELECT name FROM sqlite_master WHERE type = 'trigger'"))
+        old.run(`DROP TRIGGER ${row.name as string}`);
+    } finally {
+      old.close();
+    }
+    const store = SqliteCheckpointStore.open(path, { clock: new FakeClock() });
+    try {
+      store.recordDelivered(changeEvent('modified', pod('d', 'a', { rv: '6' })), 'audit');
+      store.recordDelivered(changeEvent('deleted', pod('d', 'b', { rv: '7' })), 'audit');
+      await store.flush();
+      assert.deepEqual(store.stats(), { checkpoints: 1, entries: 1, states: 1 }, 'the state of rv 5 went');
+      assert.equal([...store.tombstones('pods', 'audit')].length, 1);
+      store.recordDelivered(changeEvent('added', pod('d', 'b', { rv: '8' })), 'audit');
+      await store.flush();
+      assert.deepEqual([...store.tombstones('pods', 'audit')], [], 'an entry replaces the tombstone');
+      assert.equal(store.stats().states, 2);
+    } finally {
+      await store.close();
+    }
+    const db = new sqlite.Database(path);
+    try {
+      const triggers = db.all("SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name");
+      assert.equal(triggers.length, 3);
+      assert.equal(db.get("SELECT value FROM meta WHERE name = 'schema_version'")?.value, '3');
+    } finally {
+      db.close();
     }
   }));

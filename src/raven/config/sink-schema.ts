@@ -188,6 +188,9 @@ export const sinkSchema = z.discriminatedUnion('type', [
   }),
   strictObject({
     ...common,
+    // The lines delivered together share one write and one fsync (`file-sink.ts`, group commit):
+    // as many in flight as a streaming sink's batch, or every fsync would cover at most 4 lines.
+    delivery: deliverySchemaWith(STREAMING_CONCURRENCY).prefault({}),
     type: z.literal('file'),
     /** JSON lines, appended; relative to the config file. */
     path: text('a file path'),

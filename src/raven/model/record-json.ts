@@ -3,35 +3,73 @@
  * file, webhook, syslog, NATS, Redis, Loki, the dead-letter file) writes exactly
  * `JSON.stringify(record)`; serialising a change event means serialising its object and its
  * previous state, most of its cost, and with two such sinks it was done twice per change, then a
- * third time for the object by the checkpoint. The text is kept beside the record, in a WeakMap,
- * so it lives as long as the record does (until every sink settled it) and no longer.
+ * third time for the object by the checkpoint.
  *
- * The same JSON as one line of UTF-8 bytes ({@link recordLine}) is encoded once too: the file and
- * the stdout sink write that very Buffer, and the checkpoint stores the object's bytes as a view
- * into it ({@link serialisedObject}), so neither the object nor the line is encoded twice.
+ * A change event is serialised straight to one line of UTF-8 bytes ({@link recordLine}): the file
+ * and the stdout sink write that very Buffer, the checkpoint stores the object's bytes as a view
+ * into it ({@link serialisedObject}), and the text ({@link recordJson}) is decoded from it for the
+ * sinks that send text. Both are kept beside the record, in a WeakMap, so they live as long as the
+ * record does (until every sink settled it) and no longer.
  *
- * Records are not changed after they are built (`change-event.ts`: sinks and handlers read them),
- * which is what makes a text made for the first sink right for the next.
+ * An object's bytes are also kept beside the object, for a while: the `previous` of an object's
+ * next change is that very object (the watcher's store keeps it), so its bytes are reused rather
+ * than serialised again: about a third of the cost of a record. They are held in two generations
+ * of at most {@link OBJECT_BYTES_BUDGET} / 2 bytes each, and only while the object lives: whatever
+ * the number of objects watched, at most that much memory, and an object that changes rarely has
+ * its bytes made again.
+ *
+ * Records and the objects in them are not changed after they are built (`change-event.ts`: sinks
+ * and handlers read them), which is what makes bytes made for the first sink right for the next,
+ * and an object's bytes right for its next change.
  */
+import type { KubeObject } from '../../client/kube-object.js';
 import type { ChangeEvent } from './change-event.js';
 import type { SinkRecord } from './gap-notice.js';
 
 interface Serialised {
-  text: string;
-  /** Where the event's `object` is in `text`: [start, end) in UTF-16 code units. */
-  object: [number, number] | undefined;
-  /** `text` and a newline as UTF-8, once a sink asked for it. */
-  line?: Buffer;
+  /** The JSON and a newline, as UTF-8. */
+  line: Buffer;
+  /** The JSON, once a sink asked for text. */
+  text?: string;
   /** Where the event's `object` is in `line`: [start, end) in bytes. */
-  objectBytes?: [number, number];
+  object: [number, number] | undefined;
 }
 
 const serialised = new WeakMap<SinkRecord, Serialised>();
 
+/** The most memory the kept object bytes take, both generations together. */
+export const OBJECT_BYTES_BUDGET = 32 * 1024 * 1024;
+
+/** Objects' JSON bytes, in two generations: the current one is dropped to the older when full. */
+class ObjectBytes {
+  #current = new WeakMap<KubeObject, Buffer>();
+  #older = new WeakMap<KubeObject, Buffer>();
+  #bytes = 0;
+
+  get(object: KubeObject): Buffer | undefined {
+    return this.#current.get(object) ?? this.#older.get(object);
+  }
+
+  set(object: KubeObject, bytes: Buffer): void {
+    if (this.#bytes + bytes.length > OBJECT_BYTES_BUDGET / 2) {
+      this.#older = this.#current;
+      this.#current = new WeakMap();
+      this.#bytes = 0;
+    }
+    this.#current.set(object, bytes);
+    this.#bytes += bytes.length;
+  }
+}
+
+const objectBytes = new ObjectBytes();
+
 function serialisedOf(record: SinkRecord): Serialised {
   let done = serialised.get(record);
   if (done === undefined) {
-    done = record.type === 'gap' ? { text: JSON.stringify(record), object: undefined } : serialise(record);
+    done =
+      record.type === 'gap'
+        ? { line: Buffer.from(`${JSON.stringify(record)}\n`), object: undefined }
+        : serialise(record);
     serialised.set(record, done);
   }
   return done;
@@ -44,7 +82,9 @@ function serialisedOf(record: SinkRecord): Serialised {
  * const body = recordJson(record); // the same text for every sink
  */
 export function recordJson(record: SinkRecord): string {
-  return serialisedOf(record).text;
+  const done = serialisedOf(record);
+  done.text ??= done.line.toString('utf8', 0, done.line.length - 1);
+  return done.text;
 }
 
 /**
@@ -54,51 +94,74 @@ export function recordJson(record: SinkRecord): string {
  * await file.write(recordLine(record));
  */
 export function recordLine(record: SinkRecord): Buffer {
-  const done = serialisedOf(record);
-  if (done.line === undefined) {
-    done.line = Buffer.from(`${done.text}\n`);
-    if (done.object !== undefined) {
-      // Bytes before the object, then the object's own: both ASCII in the common case, where a
-      // byte is a code unit and no counting is needed.
-      const [start, end] = done.object;
-      const ascii = done.line.length === done.text.length + 1;
-      const from = ascii ? start : Buffer.byteLength(done.text.slice(0, start));
-      const to = ascii ? end : from + Buffer.byteLength(done.text.slice(start, end));
-      done.objectBytes = [from, to];
-    }
-  }
-  return done.line;
+  return serialisedOf(record).line;
 }
 
 /**
- * The JSON of `event.object` if a sink already serialised the event, else undefined: as UTF-8
- * bytes (a view into {@link recordLine}'s Buffer) once a sink asked for the line, else as text.
+ * The JSON of `event.object` as UTF-8 bytes (a view into {@link recordLine}'s Buffer) if a sink
+ * already serialised the event, else undefined.
  */
-export function serialisedObject(event: ChangeEvent): string | Uint8Array | undefined {
+export function serialisedObject(event: ChangeEvent): Uint8Array | undefined {
   const done = serialised.get(event);
   if (done?.object === undefined) return undefined;
-  if (done.line !== undefined && done.objectBytes !== undefined)
-    return done.line.subarray(done.objectBytes[0], done.objectBytes[1]);
-  return done.text.slice(done.object[0], done.object[1]);
+  return done.line.subarray(done.object[0], done.object[1]);
+}
+
+/** An object's JSON bytes: kept ones if it has them, else made and kept. */
+function bytesOf(object: KubeObject): Buffer {
+  let bytes = objectBytes.get(object);
+  if (bytes === undefined) {
+    bytes = Buffer.from(JSON.stringify(object));
+    objectBytes.set(object, bytes);
+  }
+  return bytes;
 }
 
 /**
- * The event as `JSON.stringify` writes it (own keys in order, undefined values left out), with
- * where the object's text is in it.
+ * The event as `JSON.stringify` writes it (own keys in order, undefined values left out), as a
+ * line of UTF-8, with where the object is in it. The object and its previous state go in as their
+ * own bytes; the members between them as text, encoded once per stretch.
  */
 function serialise(event: ChangeEvent): Serialised {
+  const parts: Buffer[] = [];
   let text = '{';
+  let length = 0;
   let object: [number, number] | undefined;
+  const flush = (): void => {
+    const bytes = Buffer.from(text);
+    parts.push(bytes);
+    length += bytes.length;
+    text = '';
+  };
+  let first = true;
   for (const key in event) {
     if (!Object.hasOwn(event, key)) continue;
     const value = (event as unknown as Record<string, unknown>)[key];
     // JSON.stringify leaves these keys out.
     if (value === undefined || typeof value === 'function' || typeof value === 'symbol') continue;
-    if (text.length > 1) text += ',';
-    text += `${JSON.stringify(key)}:`;
-    const json = JSON.stringify(value);
-    if (key === 'object') object = [text.length, text.length + json.length];
-    text += json;
+    text += `${first ? '' : ','}${JSON.stringify(key)}:`;
+    first = false;
+    if ((key === 'object' || key === 'previous') && isPlainObject(value)) {
+      flush();
+      const bytes = bytesOf(value as KubeObject);
+      if (key === 'object') object = [length, length + bytes.length];
+      parts.push(bytes);
+      length += bytes.length;
+    } else {
+      text += JSON.stringify(value);
+    }
   }
-  return { text: `${text}}`, object };
+  text += '}\n';
+  flush();
+  return { line: Buffer.concat(parts, length), object };
+}
+
+/** An object JSON.stringify writes as its members (no toJSON of its own). */
+function isPlainObject(value: unknown): boolean {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    typeof (value as { toJSON?: unknown }).toJSON !== 'function'
+  );
 }

@@ -56,8 +56,26 @@ export function managedFieldsValue(
   return member === undefined ? undefined : [member[1], member[2]];
 }
 
-/** The member's key position, and its value's start and end. */
+/**
+ * The last answer of {@link findMember}: a watcher that cuts managedFields out of an event and
+ * reads its entries asks twice about the same bytes in a row (`drop-managed-fields.ts`,
+ * `field-managers.ts`), and finding the member's end is most of the cost of either.
+ */
+let last:
+  { bytes: Uint8Array; parents: readonly string[]; member: [number, number, number] | undefined } | undefined;
+
+/**
+ * The member's key position, and its value's start and end. The same view has the same answer:
+ * every caller (the decoders, all internal) reads bytes it received and never writes them.
+ */
 function findMember(bytes: Uint8Array, parents: readonly string[]): [number, number, number] | undefined {
+  if (last !== undefined && last.bytes === bytes && last.parents === parents) return last.member;
+  const member = locateMember(bytes, parents);
+  last = { bytes, parents, member };
+  return member;
+}
+
+function locateMember(bytes: Uint8Array, parents: readonly string[]): [number, number, number] | undefined {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const at = buf.indexOf(KEY);
   if (at < 0 || !enclosedBy(bytes, at, parents)) return undefined;

@@ -1,7 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { gapNotice } from '../../../src/raven/model/gap-notice.js';
-import { recordJson, recordLine, serialisedObject } from '../../../src/raven/model/record-json.js';
+import {
+  OBJECT_BYTES_BUDGET,
+  recordJson,
+  recordLine,
+  serialisedObject,
+} from '../../../src/raven/model/record-json.js';
 import { changeEvent, countedPod, pod, PODS, TIME } from './checkpoint/fixtures.js';
 
 test('a record is written exactly as JSON.stringify writes it', () => {
@@ -37,11 +42,26 @@ test('a record is serialised once for every sink, and its object is kept for the
   const first = recordJson(event);
   assert.equal(recordJson(event), first);
   assert.equal(reads(), 1);
-  assert.equal(serialisedObject(event), JSON.stringify(pod('d', 'a', { rv: '5' })));
+  assert.equal(
+    Buffer.from(serialisedObject(event) ?? []).toString(),
+    JSON.stringify(pod('d', 'a', { rv: '5' })),
+  );
   assert.equal(reads(), 1);
-  // Another record of the same object is its own serialisation.
-  recordJson(changeEvent('added', object));
-  assert.equal(reads(), 2);
+});
+
+test("an object's bytes are reused as the previous state of its next change, within a bounded memory", () => {
+  const { object, reads } = countedPod('a', '5');
+  recordLine(changeEvent('added', object));
+  assert.equal(reads(), 1);
+  const next = { ...changeEvent('modified', pod('d', 'a', { rv: '6' })), previous: object };
+  assert.equal(recordJson(next), JSON.stringify(next));
+  assert.equal(reads(), 2, 'read once more by JSON.stringify in this test, not by the record');
+  // Past the budget, an object's bytes are made again: the memory they take is bounded.
+  const filler = { ...pod('d', 'f'), data: 'x'.repeat(64 * 1024) };
+  for (let made = 0; made <= OBJECT_BYTES_BUDGET; made += 64 * 1024)
+    recordLine(changeEvent('added', { ...filler }));
+  recordLine({ ...changeEvent('modified', pod('d', 'a', { rv: '7' })), previous: object });
+  assert.equal(reads(), 3);
 });
 
 test('the line of a record is its JSON and a newline as UTF-8, encoded once, and the object bytes are a view into it', () => {

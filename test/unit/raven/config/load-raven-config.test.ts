@@ -385,3 +385,25 @@ test('a PostgreSQL checkpoint without a URL names the missing field', () => {
   const [error] = errorsOf(`${minimal}checkpoint: { type: postgres }\n`);
   assert.equal(error?.path, 'checkpoint.url');
 });
+
+test('a file sink delivers 256 changes at once by default, as the streaming sinks do: one write and one fsync covers them', () => {
+  const config = parseRavenConfig(
+    `
+watchers:
+  - { name: pods, resource: pods }
+sinks:
+  - { name: archive, type: file, path: events.jsonl }
+  - { name: slow, type: file, path: slow.jsonl, delivery: { concurrency: 1 } }
+  - { name: console, type: stdout }
+`,
+    options,
+  );
+  assert.deepEqual(
+    config.sinks.map((sink) => [sink.name, sink.delivery.concurrency]),
+    [
+      ['archive', 256],
+      ['slow', 1],
+      ['console', 4],
+    ],
+  );
+});

@@ -11,12 +11,13 @@
  * sinks that send text. Both are kept beside the record, in a WeakMap, so they live as long as the
  * record does (until every sink settled it) and no longer.
  *
- * An object's bytes are also kept beside the object, for a while: the `previous` of an object's
- * next change is that very object (the watcher's store keeps it), so its bytes are reused rather
- * than serialised again: about a third of the cost of a record. They are held in two generations
- * of at most {@link OBJECT_BYTES_BUDGET} / 2 bytes each, and only while the object lives: whatever
+ * An object's bytes are also kept beside the object, for a while, as a view into the line they
+ * were written for: the `previous` of an object's next change is that very object (the watcher's
+ * store keeps it), so its bytes are copied from there rather than serialised again, about a third
+ * of the cost of a record. They are held in two generations of at most
+ * {@link OBJECT_BYTES_BUDGET} / 2 bytes of lines each, and only while the object lives: whatever
  * the number of objects watched, at most that much memory, and an object that changes rarely has
- * its bytes made again.
+ * its JSON made again.
  *
  * Records and the objects in them are not changed after they are built (`change-event.ts`: sinks
  * and handlers read them), which is what makes bytes made for the first sink right for the next,
@@ -50,14 +51,15 @@ class ObjectBytes {
     return this.#current.get(object) ?? this.#older.get(object);
   }
 
-  set(object: KubeObject, bytes: Buffer): void {
-    if (this.#bytes + bytes.length > OBJECT_BYTES_BUDGET / 2) {
+  /** Keep `bytes` for `object`; `cost`: the memory they hold (the whole line they are a view into). */
+  set(object: KubeObject, bytes: Buffer, cost: number): void {
+    if (this.#bytes + cost > OBJECT_BYTES_BUDGET / 2) {
       this.#older = this.#current;
       this.#current = new WeakMap();
       this.#bytes = 0;
     }
     this.#current.set(object, bytes);
-    this.#bytes += bytes.length;
+    this.#bytes += cost;
   }
 }
 
@@ -107,32 +109,17 @@ export function serialisedObject(event: ChangeEvent): Uint8Array | undefined {
   return done.line.subarray(done.object[0], done.object[1]);
 }
 
-/** An object's JSON bytes: kept ones if it has them, else made and kept. */
-function bytesOf(object: KubeObject): Buffer {
-  let bytes = objectBytes.get(object);
-  if (bytes === undefined) {
-    bytes = Buffer.from(JSON.stringify(object));
-    objectBytes.set(object, bytes);
-  }
-  return bytes;
-}
-
 /**
  * The event as `JSON.stringify` writes it (own keys in order, undefined values left out), as a
- * line of UTF-8, with where the object is in it. The object and its previous state go in as their
- * own bytes; the members between them as text, encoded once per stretch.
+ * line of UTF-8, with where the object is in it. The line is allocated once and each part written
+ * into it: the previous state as the bytes kept for it when it was a record's object (or as its
+ * JSON when none are), the rest as text. The object's bytes are then kept, as a view into the line.
  */
 function serialise(event: ChangeEvent): Serialised {
-  const parts: Buffer[] = [];
+  const parts: (string | Buffer)[] = [];
   let text = '{';
   let length = 0;
-  let object: [number, number] | undefined;
-  const flush = (): void => {
-    const bytes = Buffer.from(text);
-    parts.push(bytes);
-    length += bytes.length;
-    text = '';
-  };
+  let objectPart = -1;
   let first = true;
   for (const key in event) {
     if (!Object.hasOwn(event, key)) continue;
@@ -142,18 +129,34 @@ function serialise(event: ChangeEvent): Serialised {
     text += `${first ? '' : ','}${JSON.stringify(key)}:`;
     first = false;
     if ((key === 'object' || key === 'previous') && isPlainObject(value)) {
-      flush();
-      const bytes = bytesOf(value as KubeObject);
-      if (key === 'object') object = [length, length + bytes.length];
-      parts.push(bytes);
-      length += bytes.length;
+      const part =
+        (key === 'previous' ? objectBytes.get(value as KubeObject) : undefined) ?? JSON.stringify(value);
+      if (key === 'object') objectPart = parts.length + 1;
+      parts.push(text, part);
+      length += Buffer.byteLength(text) + (typeof part === 'string' ? Buffer.byteLength(part) : part.length);
+      text = '';
     } else {
       text += JSON.stringify(value);
     }
   }
   text += '}\n';
-  flush();
-  return { line: Buffer.concat(parts, length), object };
+  parts.push(text);
+  length += Buffer.byteLength(text);
+  const line = Buffer.allocUnsafeSlow(length);
+  let at = 0;
+  let object: [number, number] | undefined;
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i] as string | Buffer;
+    const start = at;
+    if (typeof part === 'string') at += line.write(part, at);
+    else {
+      line.set(part, at);
+      at += part.length;
+    }
+    if (i === objectPart) object = [start, at];
+  }
+  if (object !== undefined) objectBytes.set(event.object, line.subarray(object[0], object[1]), line.length);
+  return { line, object };
 }
 
 /** An object JSON.stringify writes as its members (no toJSON of its own). */

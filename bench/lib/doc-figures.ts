@@ -429,6 +429,50 @@ function translatorResync(read: ReadResult): string {
   ].join('\n');
 }
 
+/** The daemon's goal (issue 31): `raven run` end to end at no more than this many raw parses per change. */
+const DAEMON_GOAL = 3.0;
+
+function daemon(read: ReadResult): string {
+  const path = 'bench/results/daemon.md';
+  const text = read(path);
+  const t = tableWith(text, 'CPU µs per change', path);
+  const rows = t.rows.map((row) => (row[0] ?? '').replaceAll('`', ''));
+  const ratio = cellOf(t, 'raven run', 'CPU ÷ raw JSON.parse');
+  const [low, high] = rangeOf(ratio);
+  const verdict =
+    high <= DAEMON_GOAL
+      ? 'met in every round'
+      : medianOf(ratio) <= DAEMON_GOAL
+        ? `met by the median, not in every round (up to ${high.toFixed(2)}x)`
+        : `**not met** (${low.toFixed(2)}x to ${high.toFixed(2)}x)`;
+  const setUp = text.split('\n').find((line) => line.startsWith('`raven run` (')) ?? '';
+  const objects = /with (\d[\d,]*) realistic pods listed, then (\d[\d,]*) watch events/.exec(setUp);
+  return [
+    `From ${link(path)}: measured ${measuredLine(text)}.${objects === null ? '' : ` ${objects[1]} pods listed, then ${objects[2]} changes, stdout and file sinks (\`fsync: always\`), SQLite checkpoint.`}`,
+    '',
+    table(
+      [
+        'contestant',
+        'changes/s',
+        'CPU µs per change',
+        'CPU ÷ raw `JSON.parse`',
+        "CPU ÷ Raven's own watch",
+        'runs',
+      ],
+      rows.map((name) => [
+        code(name),
+        cellOf(t, name, 'changes/s') ?? 'n/a',
+        cellOf(t, name, 'CPU µs per change') ?? 'n/a',
+        cellOf(t, name, 'CPU ÷ raw JSON.parse') ?? 'n/a',
+        cellOf(t, name, 'CPU ÷ raven watch') ?? 'n/a',
+        cellOf(t, name, 'runs') ?? 'n/a',
+      ]),
+    ),
+    '',
+    `Goal: \`raven run\` at no more than ${DAEMON_GOAL.toFixed(1)}x the raw parse per change: ${verdict}.`,
+  ].join('\n');
+}
+
 /** The generated blocks by name. */
 export const docBlocks: Record<string, (read: ReadResult) => string> = {
   decode,
@@ -439,6 +483,7 @@ export const docBlocks: Record<string, (read: ReadResult) => string> = {
   sharding,
   image,
   'translator-resync': translatorResync,
+  daemon,
 };
 
 const BLOCK = /(<!-- bench:([\w-]+)[^>]*-->\n)([\s\S]*?)(<!-- \/bench:\2 -->)/g;

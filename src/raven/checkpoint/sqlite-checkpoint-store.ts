@@ -56,7 +56,7 @@ export interface SqliteCheckpointStoreOptions {
  * made it), or the deletion to keep as a tombstone.
  */
 type PendingWrite =
-  { entry: CheckpointEntry; json: string | Uint8Array | undefined } | { deleted: CheckpointTombstone };
+  { entry: CheckpointEntry; json: Uint8Array | undefined } | { deleted: CheckpointTombstone };
 
 /** Buffered writes of one (watcher, sink). */
 interface PendingPair {

@@ -73,15 +73,15 @@ export class StateWriter {
 
   /**
    * Store `entry` as what `sink` last confirmed (it replaces a tombstone for the key). `json`: the
-   * object's JSON, as text or as UTF-8 bytes, when it was made already.
+   * object's JSON as UTF-8, when a sink made it already (`serialisedObject`).
    */
-  put(watcher: string, sink: string, entry: CheckpointEntry, json?: string | Uint8Array): void {
+  put(watcher: string, sink: string, entry: CheckpointEntry, json?: Uint8Array): void {
     const uid = entry.uid ?? '';
     const resourceVersion = entry.resourceVersion ?? '';
     const identity = stateIdentity(watcher, entry.key, uid, resourceVersion);
     let id = this.#ids.get(identity);
     if (id === undefined) {
-      const object = json instanceof Uint8Array ? json : Buffer.from(json ?? JSON.stringify(entry.object));
+      const object = json ?? Buffer.from(JSON.stringify(entry.object));
       const inserted = this.#insertState.run([watcher, entry.key, uid, resourceVersion, object]);
       id = Number(
         inserted.changes === 1

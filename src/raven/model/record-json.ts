@@ -24,6 +24,7 @@
  * and an object's bytes right for its next change.
  */
 import type { KubeObject } from '../../client/kube-object.js';
+import { isPlainObject } from '../../watch/decode/plain-object.js';
 import type { ChangeEvent } from './change-event.js';
 import type { SinkRecord } from './gap-notice.js';
 
@@ -128,7 +129,7 @@ function serialise(event: ChangeEvent): Serialised {
     if (value === undefined || typeof value === 'function' || typeof value === 'symbol') continue;
     text += `${first ? '' : ','}${JSON.stringify(key)}:`;
     first = false;
-    if ((key === 'object' || key === 'previous') && isPlainObject(value)) {
+    if ((key === 'object' || key === 'previous') && writtenAsMembers(value)) {
       const part =
         (key === 'previous' ? objectBytes.get(value as KubeObject) : undefined) ?? JSON.stringify(value);
       if (key === 'object') objectPart = parts.length + 1;
@@ -159,12 +160,7 @@ function serialise(event: ChangeEvent): Serialised {
   return { line, object };
 }
 
-/** An object JSON.stringify writes as its members (no toJSON of its own). */
-function isPlainObject(value: unknown): boolean {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    !Array.isArray(value) &&
-    typeof (value as { toJSON?: unknown }).toJSON !== 'function'
-  );
+/** An object JSON.stringify writes as its members: a JSON object with no toJSON of its own. */
+function writtenAsMembers(value: unknown): boolean {
+  return isPlainObject(value) && typeof value.toJSON !== 'function';
 }

@@ -25,6 +25,7 @@ import { runRecoverySuite } from '../bench/recovery/suite.js';
 import { runSinksSuite } from '../bench/sinks/suite.js';
 import { runCborSuite } from '../bench/cbor/suite.js';
 import { runDaemonSuite } from '../bench/daemon/suite.js';
+import { runSaturationSuite } from '../bench/sharding/saturation.js';
 import { runShardingSuite } from '../bench/sharding/suite.js';
 import { machineLine } from '../bench/lib/report.js';
 import { nodeOfMajor } from '../test/harness/node-major.js';
@@ -225,6 +226,23 @@ const suites: Record<
           ...(c.only === undefined ? {} : { only: c.only }),
           ...(c.values.replicas === undefined ? {} : { replicas: c.values.replicas.split(',').map(Number) }),
           ...(c.values['in-flight'] === undefined ? {} : { inFlight: Number(c.values['in-flight']) }),
+        })
+      ).markdown,
+  },
+  saturation: {
+    runs: 3,
+    inProcess: true,
+    run: async (c) =>
+      (
+        await runSaturationSuite({
+          node: c.node,
+          nodeVersion: c.nodeVersion,
+          raven: ravenSource(),
+          objects: Number(c.values.objects ?? '1000'),
+          changes: Number(c.values.changes ?? '10000'),
+          runs: Number(c.values.runs ?? 3),
+          log,
+          ...(c.only === undefined ? {} : { only: c.only }),
         })
       ).markdown,
   },

@@ -23,7 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { runChild, type ChildOutcome } from '../lib/child.js';
 import { kubeconfigFor } from '../decode/suite.js';
 import { processCpuMs } from '../lib/proc.js';
-import { ravenDist } from '../lib/raven.js';
+import { daemonNodeFlags, ravenDist } from '../lib/raven.js';
 import { fixed, table } from '../lib/report.js';
 import { loadSummary, median, ratioSpread, roundRatios, runRounds, spread, values } from '../lib/rounds.js';
 import { startChangeServer } from './change-server.js';
@@ -100,11 +100,6 @@ function lineCounter(path: string): { count: () => Promise<number>; close: () =>
   return { count, close };
 }
 
-/** Extra node flags for the daemons (RAVEN_BENCH_DAEMON_NODE_FLAGS), e.g. `--cpu-prof`. */
-function daemonNodeFlags(): string[] {
-  return (process.env.RAVEN_BENCH_DAEMON_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== '');
-}
-
 function configYaml(dir: string): string {
   return `logLevel: info
 checkpoint: { path: ${join(dir, 'state.db')} }
@@ -121,13 +116,7 @@ sinks:
 async function runDaemon(options: DaemonSuiteOptions, dist: URL): Promise<ChildOutcome<RunResult>> {
   const dir = await mkdtemp(join(tmpdir(), 'raven-bench-daemon-'));
   let started: { cpuMs: number; at: number } | undefined;
-  let release = (): void => undefined;
-  const synced = new Promise<void>((resolve) => (release = resolve));
-  const server = await startChangeServer({
-    objects: options.objects,
-    changes: options.changes,
-    release: synced,
-  });
+  const server = await startChangeServer({ objects: options.objects, changes: options.changes, held: true });
   try {
     await writeFile(join(dir, 'kubeconfig'), kubeconfigFor(server.url));
     await writeFile(join(dir, 'raven.yaml'), configYaml(dir));
@@ -144,7 +133,7 @@ async function runDaemon(options: DaemonSuiteOptions, dist: URL): Promise<ChildO
         started = { cpuMs: Number.NaN, at: performance.now() };
         void processCpuMs(pid).then((cpuMs) => {
           if (started !== undefined) started.cpuMs = cpuMs;
-          release();
+          server.release();
         });
       }
     });

@@ -34,6 +34,14 @@ export const ravenDist: URL = (() => {
   return pathToFileURL(path.endsWith('/') ? path : `${path}/`);
 })();
 
+/**
+ * Extra node flags for the daemons a suite starts (RAVEN_BENCH_DAEMON_NODE_FLAGS, split on
+ * spaces), e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile them where they are measured.
+ */
+export function daemonNodeFlags(): string[] {
+  return (process.env.RAVEN_BENCH_DAEMON_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== '');
+}
+
 /** Import one compiled module of Raven's by its path under dist/ (internal ones too). */
 export async function load<T>(path: string): Promise<T> {
   return (await import(new URL(path, ravenDist).href)) as T;

@@ -14,7 +14,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { processCpuMs, processPeakRssMb, processReadBytes, processWakeUps } from '../lib/proc.js';
-import { ravenDist } from '../lib/raven.js';
+import { daemonNodeFlags, ravenDist } from '../lib/raven.js';
 
 /** One line of the daemon's log (pino JSON): `msg` and whatever fields it carried. */
 export interface LogLine {
@@ -86,10 +86,13 @@ export class Replica {
     );
   }
 
-  /** Start `raven run -c <config>` under `node` with this identity (RAVEN_IDENTITY in the config). */
+  /**
+   * Start `raven run -c <config>` under `node` with this identity (RAVEN_IDENTITY in the config),
+   * with RAVEN_BENCH_DAEMON_NODE_FLAGS if set.
+   */
   static start(node: string, config: string, identity: string, kubeconfig: string): Replica {
     const main = fileURLToPath(new URL('cli/main.js', ravenDist));
-    const child = spawn(node, [main, 'run', '-c', config], {
+    const child = spawn(node, [...daemonNodeFlags(), main, 'run', '-c', config], {
       env: { ...process.env, KUBECONFIG: kubeconfig, RAVEN_IDENTITY: identity, NO_COLOR: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

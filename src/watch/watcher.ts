@@ -35,7 +35,7 @@ import { KnownObjects, type Known, type ObjectSource } from './known-objects.js'
 import { metadataKey } from '../client/object-key.js';
 import { ReconnectPolicy } from './reconnect-policy.js';
 import type { WatcherEvent, WatcherPhase, WatcherStatus } from './watcher-events.js';
-import { checkShard, inShard, shardSelector, type Shard } from './shard/shard.js';
+import { checkShard, inShard, shardSelector, shardTest, type Shard } from './shard/shard.js';
 import { initialState, transition, type ListFrom, type Outcome, type WatcherState } from './watcher-state.js';
 
 /** The one thing a watcher needs from a client: open a streamed GET. `KubeClient` provides it. */
@@ -433,7 +433,8 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
       return;
     }
     this.#shardFiltering = 'client';
-    this.#accept = (peek) => inShard(shard, peek) && (accept === undefined || accept(peek));
+    const inThisShard = shardTest(shard);
+    this.#accept = (peek) => inThisShard(peek) && (accept === undefined || accept(peek));
     this.#log.info(
       { shardSelector: selector, ...(failure === undefined ? {} : { err: failure }) },
       failure === undefined

@@ -3,9 +3,14 @@
  * available and replaces invalid sequences with U+FFFD, as the apiserver's own JSON decoder does.
  */
 
-/** Decode UTF-8 bytes without copying them first. */
-export function utf8(bytes: Uint8Array): string {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+/**
+ * Decode UTF-8 bytes (the first `end` of them, if given) without copying them first. A Buffer
+ * (what a socket gives) is decoded as it is: wrapping it, or slicing a prefix, would cost an
+ * object each time, as much as decoding a few hundred bytes.
+ */
+export function utf8(bytes: Uint8Array, end = bytes.byteLength): string {
+  const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return end >= buffer.byteLength ? buffer.toString('utf8') : buffer.toString('utf8', 0, end);
 }
 
 /**

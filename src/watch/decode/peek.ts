@@ -9,7 +9,15 @@
  * what it wants, so damage further on in the text is not seen: only a parse validates a whole line.
  * Duplicate keys are assumed absent, as the apiserver never emits them.
  */
-import { MALFORMED, readStringAt, scanObject, skipWhitespace } from './json-scanner.js';
+import {
+  hasEscape,
+  keyIs,
+  MALFORMED,
+  readString,
+  readStringAt,
+  skipWhitespace,
+  walkObject,
+} from './json-scanner.js';
 import { utf8 } from './bytes.js';
 import { isPlainObject } from './plain-object.js';
 
@@ -35,26 +43,55 @@ const metaFields = ['resourceVersion', 'name', 'namespace', 'uid'] as const;
  * peekObject('{"kind":"Pod","metadata":{"name":"web-0","resourceVersion":"42"}}');
  * // => { name: 'web-0', resourceVersion: '42' }
  */
+// The scans compare keys where they are written (walkObject, keyIs) and make no string for a key
+// they pass over: a peek is paid on every event a filter drops, so it must cost little beside
+// the parse it saves.
 export function peekObject(text: string, start = 0): ObjectPeek | undefined {
   const open = skipWhitespace(text, start);
   const peek: ObjectPeek = {};
   let sure = true as boolean;
-  const end = scanObject(text, open, (member) => {
-    if (member.key !== 'metadata') return true;
-    if (text.charCodeAt(member.valueStart) === 0x7b) sure = peekMetadata(text, member.valueStart, peek);
+  const end = walkObject(text, open, (keyStart, keyEnd, valueStart) => {
+    if (!keyIs(text, keyStart, keyEnd, 'metadata')) return true;
+    if (text.charCodeAt(valueStart) === 0x7b) sure = peekMetadata(text, valueStart, peek);
     return false;
   });
   return sure && end !== MALFORMED ? peek : undefined;
 }
 
+/**
+ * Which of {@link metaFields} the key spanning `[keyStart, keyEnd)` is: by its length, then its
+ * text where it is written; a key written with escapes (longer than what it decodes to) decoded.
+ */
+function metaFieldAt(
+  text: string,
+  keyStart: number,
+  keyEnd: number,
+): (typeof metaFields)[number] | undefined {
+  const length = keyEnd - keyStart - 2;
+  const plain =
+    length === 3
+      ? 'uid'
+      : length === 4
+        ? 'name'
+        : length === 9
+          ? 'namespace'
+          : length === 15
+            ? 'resourceVersion'
+            : undefined;
+  if (plain !== undefined && text.startsWith(plain, keyStart + 1)) return plain;
+  if (!hasEscape(text, keyStart, keyEnd)) return undefined;
+  const key = readString(text, keyStart, keyEnd);
+  return metaFields.find((name) => name === key);
+}
+
 function peekMetadata(text: string, open: number, peek: ObjectPeek): boolean {
   let found = 0;
   let sure = true as boolean;
-  const end = scanObject(text, open, (member) => {
-    const field = metaFields.find((name) => name === member.key);
+  const end = walkObject(text, open, (keyStart, keyEnd, valueStart) => {
+    const field = metaFieldAt(text, keyStart, keyEnd);
     if (field === undefined) return true;
-    if (text.charCodeAt(member.valueStart) === 0x22) {
-      const value = readStringAt(text, member.valueStart);
+    if (text.charCodeAt(valueStart) === 0x22) {
+      const value = readStringAt(text, valueStart);
       if (value === undefined) sure = false;
       else peek[field] = value;
     }
@@ -78,12 +115,12 @@ export function peekWatchEvent(line: string): WatchEventPeek | undefined {
   let type = undefined as string | undefined;
   let object = undefined as ObjectPeek | undefined;
   let sure = true as boolean;
-  const end = scanObject(line, skipWhitespace(line, 0), (member) => {
-    if (member.key === 'type') {
-      type = readStringAt(line, member.valueStart);
+  const end = walkObject(line, skipWhitespace(line, 0), (keyStart, keyEnd, valueStart) => {
+    if (keyIs(line, keyStart, keyEnd, 'type')) {
+      type = readStringAt(line, valueStart);
       sure = type !== undefined;
-    } else if (member.key === 'object') {
-      object = line.charCodeAt(member.valueStart) === 0x7b ? peekObject(line, member.valueStart) : undefined;
+    } else if (keyIs(line, keyStart, keyEnd, 'object')) {
+      object = line.charCodeAt(valueStart) === 0x7b ? peekObject(line, valueStart) : undefined;
       sure = object !== undefined;
     }
     return sure && (type === undefined || object === undefined);
@@ -93,24 +130,27 @@ export function peekWatchEvent(line: string): WatchEventPeek | undefined {
 }
 
 /**
- * Bytes decoded for a first peek. An object's identifying metadata comes first in the apiserver's
- * output, within the first few hundred bytes; the rest of a large object need not be decoded to
- * learn that it is unchanged.
+ * Bytes decoded for a first peek, then a second. An object's identifying metadata comes first in
+ * the apiserver's output (name, generateName, namespace, uid and resourceVersion lead ObjectMeta),
+ * within the first few hundred bytes; the rest of a large object need not be decoded to learn that
+ * it is unchanged, or that it is another replica's. Decoding costs per byte (a quarter of the
+ * peek's cost at 2 KiB), so a short prefix is tried first, a longer one when its end cut a member.
  */
-export const PEEK_PREFIX_BYTES = 2048;
+export const PEEK_PREFIX_BYTES = [512, 2048] as const;
 
 /**
- * {@link peekObject} or {@link peekWatchEvent} of raw UTF-8 bytes: first on a decoded prefix, then,
- * when the prefix did not settle it (a member or a character cut at its end reads as "not sure"),
- * on `whole()`, the whole text.
+ * {@link peekObject} or {@link peekWatchEvent} of raw UTF-8 bytes: first on decoded prefixes
+ * ({@link PEEK_PREFIX_BYTES}), then, when they did not settle it (a member or a character cut at
+ * a prefix's end reads as "not sure"), on `whole()`, the whole text.
  */
 export function peekBytes<P>(
   bytes: Uint8Array,
   peek: (text: string) => P | undefined,
   whole: () => string,
 ): P | undefined {
-  if (bytes.length > PEEK_PREFIX_BYTES) {
-    const sure = peek(utf8(bytes.subarray(0, PEEK_PREFIX_BYTES)));
+  for (const prefix of PEEK_PREFIX_BYTES) {
+    if (bytes.length <= prefix) break;
+    const sure = peek(utf8(bytes, prefix));
     if (sure !== undefined) return sure;
   }
   return peek(whole());

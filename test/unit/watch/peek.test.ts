@@ -98,7 +98,8 @@ test('peeking reads only as far as it needs, leaving damage after the wanted fie
 });
 
 test('a peek of raw bytes reads a decoded prefix when that settles it, and the whole text when it does not', () => {
-  const filler = 'x'.repeat(PEEK_PREFIX_BYTES * 2);
+  const [first, longest] = PEEK_PREFIX_BYTES;
+  const filler = 'x'.repeat(longest * 2);
   const namespaced = `{"kind":"Pod","metadata":{"name":"a","namespace":"n","uid":"u","resourceVersion":"7","labels":{"l":"${filler}"}}}`;
   let wholeReads = 0;
   const whole = (text: string) => (): string => {
@@ -120,8 +121,13 @@ test('a peek of raw bytes reads a decoded prefix when that settles it, and the w
     resourceVersion: '7',
   });
   assert.equal(wholeReads, 1);
-  // A name cut by the prefix, in the middle of a multi-byte character.
-  const longName = 'é'.repeat(PEEK_PREFIX_BYTES);
+  // A name longer than the first prefix: the second settles it.
+  const longish = 'n'.repeat(first);
+  const second = `{"kind":"Pod","metadata":{"name":"${longish}","namespace":"n","uid":"u","resourceVersion":"7","labels":{"l":"${filler}"}}}`;
+  assert.equal(peekBytes(Buffer.from(second), peekObject, whole(second))?.name, longish);
+  assert.equal(wholeReads, 1, 'the second prefix settled it');
+  // A name cut by both prefixes, in the middle of a multi-byte character.
+  const longName = 'é'.repeat(longest);
   const cut = `{"type":"ADDED","object":{"metadata":{"name":"${longName}","namespace":"n","uid":"u","resourceVersion":"7"}}}`;
   assert.deepEqual(peekBytes(Buffer.from(cut), peekWatchEvent, whole(cut)), {
     type: 'ADDED',
@@ -131,4 +137,16 @@ test('a peek of raw bytes reads a decoded prefix when that settles it, and the w
     resourceVersion: '7',
   });
   assert.equal(wholeReads, 2);
+});
+
+test('a metadata key written with escapes is read as what it decodes to, whatever its written length', () => {
+  // "\u006eame" is 9 characters long, as "namespace" is, and reads "name".
+  for (const line of [
+    '{"type":"ADDED","object":{"metadata":{"\\u006eame":"a","namespace":"n","uid":"u","resourceVersion":"1"}}}',
+    '{"type":"ADDED","object":{"metadata":{"n\\u0061mespace":"n","\\u0075id":"u","name":"a","resourceVersion":"1"}}}',
+    '{"\\u0074ype":"ADDED","\\u006fbject":{"\\u006detadata":{"name":"a","namespace":"n","uid":"u","resourceVersion":"1"}}}',
+  ]) {
+    const parsed = JSON.parse(line) as { type: string; object: { metadata: Record<string, string> } };
+    assert.deepEqual(peekWatchEvent(line), { type: parsed.type, ...parsed.object.metadata });
+  }
 });

@@ -7,8 +7,11 @@ import {
   inShard,
   shardRanges,
   shardSelector,
+  shardTest,
   splitHashSpace,
+  type ShardRange,
 } from '../../../src/watch/shard/shard.js';
+import { Prng } from '../../chaos/prng.js';
 
 test('fnv1a64 gives the published 64-bit FNV-1a values, over UTF-8 bytes', () => {
   // Vectors from the FNV reference (Fowler, Noll, Vo); the e2e test checks the apiserver agrees.
@@ -121,4 +124,38 @@ test('a bad range among several is refused naming its index', () => {
     () => checkShard({ field: 'uid', range: [] }),
     /shard\.range: expected at least one range, got \[\]/,
   );
+});
+
+test('shardTest answers as inShard does, on seeded random uids and ranges, edges included', () => {
+  for (const seed of [1, 2, 3, 4, 5]) {
+    const random = new Prng(seed);
+    const uids = Array.from(
+      { length: 200 },
+      (_, i) => `${random.int(0, 0xffffff).toString(16)}-${seed}-${i}`,
+    );
+    const hashes = uids.map(fnv1a64);
+    const at = (): bigint => {
+      // A bound at a hash, next to it, at a 2^32 boundary next to it, at random, or at an end.
+      const hash = random.pick(hashes);
+      const high = (hash >> 32n) << 32n;
+      const choices = [hash, hash + 1n, hash - 1n, high, high + (1n << 32n), 0n, HASH_SPACE_END];
+      const random64 = (BigInt(random.int(0, 0xffffffff)) << 32n) | BigInt(random.int(0, 0xffffffff));
+      const bound = random.chance(0.2) ? random64 : random.pick(choices);
+      return bound < 0n ? 0n : bound > HASH_SPACE_END ? HASH_SPACE_END : bound;
+    };
+    for (let round = 0; round < 50; round++) {
+      const ranges: ShardRange[] = Array.from({ length: random.int(1, 3) }, () => {
+        const [a, b] = [at(), at()].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+        return { start: a ?? 0n, end: b === a ? (b ?? 0n) + 1n : (b ?? 0n) };
+      }).filter((r) => r.end <= HASH_SPACE_END && r.start < r.end);
+      if (ranges.length === 0) continue;
+      const shard = {
+        field: 'uid' as const,
+        range: ranges.length === 1 ? (ranges[0] as ShardRange) : ranges,
+      };
+      const test = shardTest(shard);
+      for (const uid of uids) assert.equal(test({ uid }), inShard(shard, { uid }), `seed ${seed}, ${uid}`);
+      assert.equal(test({}), inShard(shard, {}), `seed ${seed}, no uid`);
+    }
+  }
 });

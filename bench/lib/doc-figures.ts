@@ -473,6 +473,36 @@ function daemon(read: ReadResult): string {
   ].join('\n');
 }
 
+/** Sharding as capacity (issue 31, section 4): CPU per owned change at saturation, and its goals. */
+function saturation(read: ReadResult): string {
+  const path = 'bench/results/saturation.md';
+  const text = read(path);
+  const t = tableWith(text, 'CPU µs per owned change', path);
+  const goals = tableWith(text, 'goal', path);
+  const columns = [
+    'replicas',
+    'CPU µs per owned change',
+    '÷ unsharded',
+    'changes/s per replica',
+    'changes/s, all replicas',
+    'PostgreSQL commits/s',
+    'runs',
+  ];
+  return [
+    `From ${link(path)}: measured ${measuredLine(text)}. Each replica's share streamed back to back from the pre-serialised stand-in apiserver, stdout sink, PostgreSQL checkpoint with fsync on; medians (range) over the rounds of the median replica of each run.`,
+    '',
+    table(
+      ['setup', ...columns],
+      t.rows.map((row) => {
+        const name = (row[0] ?? '').replaceAll('`', '');
+        return [code(name), ...columns.map((c) => cellOf(t, name, c) ?? 'n/a')];
+      }),
+    ),
+    '',
+    table(goals.header, goals.rows),
+  ].join('\n');
+}
+
 /** The generated blocks by name. */
 export const docBlocks: Record<string, (read: ReadResult) => string> = {
   decode,
@@ -484,6 +514,7 @@ export const docBlocks: Record<string, (read: ReadResult) => string> = {
   image,
   'translator-resync': translatorResync,
   daemon,
+  saturation,
 };
 
 const BLOCK = /(<!-- bench:([\w-]+)[^>]*-->\n)([\s\S]*?)(<!-- \/bench:\2 -->)/g;

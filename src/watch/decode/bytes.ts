@@ -9,7 +9,9 @@
  * object each time, as much as decoding a few hundred bytes.
  */
 export function utf8(bytes: Uint8Array, end = bytes.byteLength): string {
-  const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const buffer = Buffer.isBuffer(bytes)
+    ? bytes
+    : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   return end >= buffer.byteLength ? buffer.toString('utf8') : buffer.toString('utf8', 0, end);
 }
 

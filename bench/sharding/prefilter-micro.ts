@@ -6,7 +6,7 @@
  * filter `inShard`), with a shard that holds none of them (every event foreign) and with the whole
  * hash space (every event the replica's own), and parsed with JSON.parse from its text. CPU per
  * event (process.cpuUsage) over every line (20 times for the filter, so a pass is not a few milliseconds), the median of
- * 10 passes after one to warm up. The
+ * 10 passes after one to warm up. The same for the pods made cluster-scoped (no namespace). The
  * decoder is the built one in dist/ (or RAVEN_BENCH_DIST), as `raven run` runs it.
  *
  * Usage: prefilter-micro.ts <objects>
@@ -25,18 +25,22 @@ const { HASH_SPACE_END, shardTest } = await load<typeof Sharding>('watch/shard/s
 
 const objects = Number(process.argv[2] ?? '1000');
 const server = await startChangeServer({ objects, changes: objects * 5 });
-const lines = [...server.events()].map((text) => Buffer.from(text.slice(0, -1)));
+const texts = [...server.events()].map((text) => text.slice(0, -1));
+const lines = texts.map((text) => Buffer.from(text));
+// The same pods as cluster-scoped objects: the metadata's namespace removed (the first member so
+// named in each line is the metadata's).
+const clusterLines = texts.map((text) => Buffer.from(text.replace(/"namespace":"[^"]*",/, '')));
 await server.close();
 
 const none: Shard = { field: 'uid', range: { start: 0n, end: 1n } };
 const all: Shard = { field: 'uid', range: { start: 0n, end: HASH_SPACE_END } };
 
 /** CPU per event of `step`, over `repeat` times every line per pass (a pass of 100 ms or more). */
-function perEventNs(step: (line: Buffer) => unknown, repeat = 1): number {
+function perEventNs(step: (line: Buffer) => unknown, repeat = 1, of = lines): number {
   const passes: number[] = [];
   for (let pass = 0; pass < 11; pass++) {
     const before = process.cpuUsage();
-    for (let r = 0; r < repeat; r++) for (const line of lines) step(line);
+    for (let r = 0; r < repeat; r++) for (const line of of) step(line);
     const used = process.cpuUsage(before);
     if (pass > 0) passes.push(((used.user + used.system) * 1000) / (lines.length * repeat));
   }
@@ -54,4 +58,8 @@ if (decodeIn(all)(lines[0] ?? Buffer.alloc(0)) === undefined) throw new Error('a
 const parseNs = perEventNs((line) => JSON.parse(line.toString('utf8')));
 const filterNs = perEventNs(decodeIn(none), 20);
 const ownNs = perEventNs(decodeIn(all));
-reportResult({ events: lines.length, parseNs, filterNs, ownNs });
+if (decodeIn(none)(clusterLines[0] ?? Buffer.alloc(0)) !== undefined)
+  throw new Error('a foreign cluster-scoped event was not filtered');
+const clusterParseNs = perEventNs((line) => JSON.parse(line.toString('utf8')), 1, clusterLines);
+const clusterFilterNs = perEventNs(decodeIn(none), 20, clusterLines);
+reportResult({ events: lines.length, parseNs, filterNs, ownNs, clusterFilterNs, clusterParseNs });

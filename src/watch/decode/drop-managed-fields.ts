@@ -11,7 +11,7 @@
  */
 import { utf8 } from './bytes.js';
 import { isPlainObject } from './plain-object.js';
-import { MALFORMED, scanObject, skipValue, skipWhitespace, type Member } from './json-scanner.js';
+import { failed, scanObject, skipValue, skipWhitespace, type Member } from './json-scanner.js';
 import { managedFieldsSpan, MANAGED_FIELDS_PARENTS } from './managed-fields-span.js';
 
 /** Where the object metadata sits: in a watch event (`object.metadata`) or at the top (`metadata`). */
@@ -82,7 +82,7 @@ export function cutMember(text: string, open: number, path: readonly string[]): 
     found = member;
     return false;
   });
-  if (end === MALFORMED || found === undefined) return undefined;
+  if (failed(end) || found === undefined) return undefined;
   if (rest.length > 0) {
     return text.charCodeAt(found.valueStart) === 0x7b ? cutMember(text, found.valueStart, rest) : undefined;
   }

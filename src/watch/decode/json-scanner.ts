@@ -16,6 +16,16 @@ import { BACKSLASH, isJsonWhitespace, QUOTE } from './json-bytes.js';
 export const MALFORMED = -1;
 /** Returned by {@link scanObject} when the visitor stopped the scan early. */
 export const STOPPED = -2;
+/**
+ * Returned when the text ended before what the scanner was reading did: well-formed so far, and
+ * cut, as a prefix of a longer text is. Callers reading whole texts treat it as {@link MALFORMED}.
+ */
+export const CUT = -3;
+
+/** Whether a scan's answer is {@link MALFORMED} or {@link CUT}: it did not find an end. */
+export function failed(end: number): boolean {
+  return end === MALFORMED || end === CUT;
+}
 
 /** Index of the first non-whitespace character at or after `i`. */
 export function skipWhitespace(s: string, i: number): number {
@@ -26,12 +36,12 @@ export function skipWhitespace(s: string, i: number): number {
   return i;
 }
 
-/** `s[i]` is an opening quote; the index just past the closing quote, or MALFORMED. */
+/** `s[i]` is an opening quote; the index just past the closing quote, or CUT. */
 export function skipString(s: string, i: number): number {
   let from = i + 1;
   for (;;) {
     const quote = s.indexOf('"', from);
-    if (quote < 0) return MALFORMED;
+    if (quote < 0) return CUT;
     let backslashes = 0;
     while (s.charCodeAt(quote - 1 - backslashes) === BACKSLASH) backslashes++;
     if (backslashes % 2 === 0) return quote + 1;
@@ -39,8 +49,12 @@ export function skipString(s: string, i: number): number {
   }
 }
 
-/** Skip the value starting at `i` (no leading whitespace): the index just past it, or MALFORMED. */
+/**
+ * Skip the value starting at `i` (no leading whitespace): the index just past it, MALFORMED, or
+ * CUT. A number or literal running to the end of the text is taken as ending there.
+ */
 export function skipValue(s: string, i: number): number {
+  if (i >= s.length) return CUT;
   const c = s.charCodeAt(i);
   if (c === QUOTE) return skipString(s, i);
   if (c === 0x7b || c === 0x5b) return skipContainer(s, i);
@@ -55,7 +69,7 @@ export function skipValue(s: string, i: number): number {
   return j === i ? MALFORMED : j;
 }
 
-/** `s[i]` opens an object or array; the index just past its matching close, or MALFORMED. */
+/** `s[i]` opens an object or array; the index just past its matching close, MALFORMED, or CUT. */
 function skipContainer(s: string, i: number): number {
   const stack: number[] = [];
   let j = i;
@@ -63,7 +77,7 @@ function skipContainer(s: string, i: number): number {
     const c = s.charCodeAt(j);
     if (c === QUOTE) {
       j = skipString(s, j);
-      if (j < 0) return MALFORMED;
+      if (j < 0) return j;
       continue;
     }
     if (c === 0x7b || c === 0x5b) {
@@ -74,7 +88,7 @@ function skipContainer(s: string, i: number): number {
     }
     j++;
   }
-  return MALFORMED;
+  return CUT;
 }
 
 /**
@@ -109,7 +123,7 @@ export interface Member {
 
 /**
  * Visit the members of the object opening at `s[start]` in order, until `visit` returns false.
- * Answers the index just past the closing brace, {@link STOPPED}, or {@link MALFORMED}. A value is
+ * Answers the index just past the closing brace, {@link STOPPED}, {@link MALFORMED} or {@link CUT}. A value is
  * skipped only after its visit, so a visitor that stops at a member never pays for scanning it.
  *
  * @example
@@ -132,6 +146,11 @@ export function scanObject(s: string, start: number, visit: (member: Member) => 
   return badKey ? MALFORMED : end;
 }
 
+/** Where a character is wanted at `s[i]` and is not there: CUT when the text has ended, else MALFORMED. */
+function badAt(s: string, i: number): number {
+  return i >= s.length ? CUT : MALFORMED;
+}
+
 /**
  * {@link scanObject} without making anything per member: `visit` gets the key's span
  * `[keyStart, keyEnd)` (its quotes included; compare it with {@link keyIs}) and where the value
@@ -143,25 +162,27 @@ export function walkObject(
   start: number,
   visit: (keyStart: number, keyEnd: number, valueStart: number, commaBefore: number) => boolean,
 ): number {
-  if (s.charCodeAt(start) !== 0x7b) return MALFORMED;
+  if (s.charCodeAt(start) !== 0x7b) return badAt(s, start);
   let i = skipWhitespace(s, start + 1);
   if (s.charCodeAt(i) === 0x7d) return i + 1;
   let commaBefore = -1;
   for (;;) {
-    if (s.charCodeAt(i) !== QUOTE) return MALFORMED;
+    if (s.charCodeAt(i) !== QUOTE) return badAt(s, i);
     const keyStart = i;
     const keyEnd = skipString(s, i);
-    if (keyEnd < 0) return MALFORMED;
+    if (keyEnd < 0) return keyEnd;
     i = skipWhitespace(s, keyEnd);
-    if (s.charCodeAt(i) !== 0x3a) return MALFORMED;
+    if (s.charCodeAt(i) !== 0x3a) return badAt(s, i);
     const valueStart = skipWhitespace(s, i + 1);
+    // A visitor is shown only a value that has begun: one cut before it would read as absent.
+    if (valueStart >= s.length) return CUT;
     if (!visit(keyStart, keyEnd, valueStart, commaBefore)) return STOPPED;
     const valueEnd = skipValue(s, valueStart);
-    if (valueEnd < 0) return MALFORMED;
+    if (valueEnd < 0) return valueEnd;
     i = skipWhitespace(s, valueEnd);
     const c = s.charCodeAt(i);
     if (c === 0x7d) return i + 1;
-    if (c !== 0x2c) return MALFORMED;
+    if (c !== 0x2c) return badAt(s, i);
     commaBefore = i;
     i = skipWhitespace(s, i + 1);
   }

@@ -10,15 +10,17 @@
  * Duplicate keys are assumed absent, as the apiserver never emits them.
  */
 import {
+  CUT,
+  failed,
   hasEscape,
   keyIs,
-  MALFORMED,
   readString,
   readStringAt,
   skipWhitespace,
   walkObject,
 } from './json-scanner.js';
 import { utf8 } from './bytes.js';
+import { isJsonWhitespace } from './json-bytes.js';
 import { isPlainObject } from './plain-object.js';
 
 /** The identifying metadata of an object, as strings. */
@@ -37,7 +39,8 @@ export interface WatchEventPeek extends ObjectPeek {
 const metaFields = ['resourceVersion', 'name', 'namespace', 'uid'] as const;
 
 /**
- * Identifying metadata of the object whose text starts at `start` (after any whitespace).
+ * Identifying metadata of the object `text` holds (after any whitespace). With `prefixOf`, `text`
+ * is the decoded start of those bytes, and a field the prefix did not reach may be settled from them.
  *
  * @example
  * peekObject('{"kind":"Pod","metadata":{"name":"web-0","resourceVersion":"42"}}');
@@ -46,16 +49,20 @@ const metaFields = ['resourceVersion', 'name', 'namespace', 'uid'] as const;
 // The scans compare keys where they are written (walkObject, keyIs) and make no string for a key
 // they pass over: a peek is paid on every event a filter drops, so it must cost little beside
 // the parse it saves.
-export function peekObject(text: string, start = 0): ObjectPeek | undefined {
+export function peekObject(text: string, prefixOf?: Uint8Array): ObjectPeek | undefined {
+  return peekObjectAt(text, 0, prefixOf);
+}
+
+function peekObjectAt(text: string, start: number, prefixOf: Uint8Array | undefined): ObjectPeek | undefined {
   const open = skipWhitespace(text, start);
   const peek: ObjectPeek = {};
   let sure = true as boolean;
   const end = walkObject(text, open, (keyStart, keyEnd, valueStart) => {
     if (!keyIs(text, keyStart, keyEnd, 'metadata')) return true;
-    if (text.charCodeAt(valueStart) === 0x7b) sure = peekMetadata(text, valueStart, peek);
+    if (text.charCodeAt(valueStart) === 0x7b) sure = peekMetadata(text, valueStart, peek, prefixOf);
     return false;
   });
-  return sure && end !== MALFORMED ? peek : undefined;
+  return sure && !failed(end) ? peek : undefined;
 }
 
 /**
@@ -84,8 +91,21 @@ function metaFieldAt(
   return metaFields.find((name) => name === key);
 }
 
-function peekMetadata(text: string, open: number, peek: ObjectPeek): boolean {
-  let found = 0;
+/**
+ * Reads {@link metaFields} from the metadata object opening at `text[open]` into `peek`; false when
+ * not sure. When `text` is a prefix of `prefixOf` and ends inside the metadata after the fields it
+ * has (a cluster-scoped object has no namespace, so the scan reads on through labels and
+ * managedFields), a missing field is known absent when its quoted key is nowhere in the whole
+ * text's bytes and neither is a `\u` escape (the only escape that could spell it): one native
+ * byte search instead of decoding the whole text.
+ */
+function peekMetadata(
+  text: string,
+  open: number,
+  peek: ObjectPeek,
+  prefixOf: Uint8Array | undefined,
+): boolean {
+  let seen = 0; // a bit per field of metaFields
   let sure = true as boolean;
   const end = walkObject(text, open, (keyStart, keyEnd, valueStart) => {
     const field = metaFieldAt(text, keyStart, keyEnd);
@@ -95,10 +115,41 @@ function peekMetadata(text: string, open: number, peek: ObjectPeek): boolean {
       if (value === undefined) sure = false;
       else peek[field] = value;
     }
-    found++;
-    return sure && found < metaFields.length;
+    seen |= FIELD_BIT[field];
+    return sure && seen !== ALL_FIELDS;
   });
-  return sure && end !== MALFORMED;
+  if (!sure) return false;
+  if (end !== CUT || prefixOf === undefined) return !failed(end);
+  for (const field of metaFields)
+    if ((seen & FIELD_BIT[field]) === 0 && !absentFrom(prefixOf, QUOTED_KEY[field])) return false;
+  return true;
+}
+
+const FIELD_BIT = { resourceVersion: 1, name: 2, namespace: 4, uid: 8 } as const;
+const ALL_FIELDS = 15;
+const QUOTED_KEY = {
+  resourceVersion: Buffer.from('"resourceVersion"'),
+  name: Buffer.from('"name"'),
+  namespace: Buffer.from('"namespace"'),
+  uid: Buffer.from('"uid"'),
+} as const;
+const UNICODE_ESCAPE = Buffer.from('\\u');
+
+/**
+ * Whether `key` (quoted, as bytes) is a member key nowhere in `bytes`: each place it is written is
+ * followed by something other than a colon (it is a string value), and no `\\u` escape could
+ * spell it another way.
+ */
+function absentFrom(bytes: Uint8Array, key: Buffer): boolean {
+  const buffer = Buffer.isBuffer(bytes)
+    ? bytes
+    : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (let at = buffer.indexOf(key); at >= 0; at = buffer.indexOf(key, at + 1)) {
+    let after = at + key.length;
+    while (after < buffer.length && isJsonWhitespace(buffer[after] as number)) after++;
+    if (buffer[after] === 0x3a) return false;
+  }
+  return buffer.indexOf(UNICODE_ESCAPE) < 0;
 }
 
 /**
@@ -110,7 +161,7 @@ function peekMetadata(text: string, open: number, peek: ObjectPeek): boolean {
  * peekWatchEvent('{"type":"MODIFIED","object":{"metadata":{"name":"a","resourceVersion":"7"}}}');
  * // => { type: 'MODIFIED', name: 'a', resourceVersion: '7' }
  */
-export function peekWatchEvent(line: string): WatchEventPeek | undefined {
+export function peekWatchEvent(line: string, prefixOf?: Uint8Array): WatchEventPeek | undefined {
   // Assigned in the visitor; the casts stop flow analysis from assuming the initial values.
   let type = undefined as string | undefined;
   let object = undefined as ObjectPeek | undefined;
@@ -120,12 +171,12 @@ export function peekWatchEvent(line: string): WatchEventPeek | undefined {
       type = readStringAt(line, valueStart);
       sure = type !== undefined;
     } else if (keyIs(line, keyStart, keyEnd, 'object')) {
-      object = line.charCodeAt(valueStart) === 0x7b ? peekObject(line, valueStart) : undefined;
+      object = line.charCodeAt(valueStart) === 0x7b ? peekObjectAt(line, valueStart, prefixOf) : undefined;
       sure = object !== undefined;
     }
     return sure && (type === undefined || object === undefined);
   });
-  if (!sure || end === MALFORMED || type === undefined || object === undefined) return undefined;
+  if (!sure || failed(end) || type === undefined || object === undefined) return undefined;
   return { type, ...object };
 }
 
@@ -140,17 +191,18 @@ export const PEEK_PREFIX_BYTES = [512, 2048] as const;
 
 /**
  * {@link peekObject} or {@link peekWatchEvent} of raw UTF-8 bytes: first on decoded prefixes
- * ({@link PEEK_PREFIX_BYTES}), then, when they did not settle it (a member or a character cut at
- * a prefix's end reads as "not sure"), on `whole()`, the whole text.
+ * ({@link PEEK_PREFIX_BYTES}, each peeked as a prefix of `bytes`), then, when they did not settle
+ * it (a member or a character cut at a prefix's end reads as "not sure"), on `whole()`, the whole
+ * text.
  */
 export function peekBytes<P>(
   bytes: Uint8Array,
-  peek: (text: string) => P | undefined,
+  peek: (text: string, prefixOf?: Uint8Array) => P | undefined,
   whole: () => string,
 ): P | undefined {
   for (const prefix of PEEK_PREFIX_BYTES) {
     if (bytes.length <= prefix) break;
-    const sure = peek(utf8(bytes, prefix));
+    const sure = peek(utf8(bytes, prefix), bytes);
     if (sure !== undefined) return sure;
   }
   return peek(whole());

@@ -113,19 +113,48 @@ test('a peek of raw bytes reads a decoded prefix when that settles it, and the w
     resourceVersion: '7',
   });
   assert.equal(wholeReads, 0, 'the prefix settled it');
-  // Cluster-scoped: no namespace, so the scanner reads on past the prefix and must see the whole text.
+  // Cluster-scoped: no namespace, so the scan of the prefix runs off its end inside the metadata.
+  // No `"namespace"` key and no \u escape anywhere in the bytes: the prefix settles it.
   const clusterScoped = `{"kind":"Node","metadata":{"name":"a","uid":"u","resourceVersion":"7","labels":{"l":"${filler}"}}}`;
   assert.deepEqual(peekBytes(Buffer.from(clusterScoped), peekObject, whole(clusterScoped)), {
     name: 'a',
     uid: 'u',
     resourceVersion: '7',
   });
-  assert.equal(wholeReads, 1);
+  assert.equal(wholeReads, 0, 'a missing namespace was settled from the bytes');
+  // The key further on, or an escape that could spell it: only the whole text can say.
+  for (const [later, namespace] of [
+    [
+      `{"kind":"Node","metadata":{"name":"a","uid":"u","resourceVersion":"7","labels":{"l":"${filler}"},"namespace":"late"}}`,
+      'late',
+    ],
+    [
+      `{"kind":"Node","metadata":{"name":"a","uid":"u","resourceVersion":"7","labels":{"l":"${filler}"},"n\\u0061mespace":"late"}}`,
+      'late',
+    ],
+    [
+      `{"kind":"Node","metadata":{"name":"a","uid":"u","resourceVersion":"7","labels":{"l":"${filler}"},"namespace"\t :"late"}}`,
+      'late',
+    ],
+    [
+      `{"kind":"ClusterRoleBinding","metadata":{"name":"a","uid":"u","resourceVersion":"7","labels":{"l":"${filler}"}},"subjects":[{"namespace":"s"}]}`,
+      undefined,
+    ],
+  ] as const) {
+    const reads: number = wholeReads;
+    assert.equal(peekBytes(Buffer.from(later), peekObject, whole(later))?.namespace, namespace);
+    assert.equal(wholeReads, reads + 1);
+  }
+  // "namespace" written only as a string value (a pod template's downward API path): still absent.
+  const valueOnly = `{"kind":"Node","metadata":{"name":"a","uid":"u","resourceVersion":"7","labels":{"l":"${filler}"}},"spec":{"items":[{"path":"namespace"}]}}`;
+  const reads: number = wholeReads;
+  assert.equal(peekBytes(Buffer.from(valueOnly), peekObject, whole(valueOnly))?.name, 'a');
+  assert.equal(wholeReads, reads, 'a string value is not a key');
   // A name longer than the first prefix: the second settles it.
   const longish = 'n'.repeat(first);
   const second = `{"kind":"Pod","metadata":{"name":"${longish}","namespace":"n","uid":"u","resourceVersion":"7","labels":{"l":"${filler}"}}}`;
   assert.equal(peekBytes(Buffer.from(second), peekObject, whole(second))?.name, longish);
-  assert.equal(wholeReads, 1, 'the second prefix settled it');
+  assert.equal(wholeReads, 4, 'the second prefix settled it');
   // A name cut by both prefixes, in the middle of a multi-byte character.
   const longName = 'é'.repeat(longest);
   const cut = `{"type":"ADDED","object":{"metadata":{"name":"${longName}","namespace":"n","uid":"u","resourceVersion":"7"}}}`;
@@ -136,7 +165,7 @@ test('a peek of raw bytes reads a decoded prefix when that settles it, and the w
     uid: 'u',
     resourceVersion: '7',
   });
-  assert.equal(wholeReads, 2);
+  assert.equal(wholeReads, 5);
 });
 
 test('a metadata key written with escapes is read as what it decodes to, whatever its written length', () => {
@@ -149,4 +178,46 @@ test('a metadata key written with escapes is read as what it decodes to, whateve
     const parsed = JSON.parse(line) as { type: string; object: { metadata: Record<string, string> } };
     assert.deepEqual(peekWatchEvent(line), { type: parsed.type, ...parsed.object.metadata });
   }
+});
+
+test('a peek of any prefix of an object or event is either unsure or what the whole text parses to', () => {
+  const filler = 'é'.repeat(40);
+  const pod = realisticPod('web-0', '77', 'prod');
+  const node: Record<string, unknown> = { ...realisticPod('node-1', '78'), kind: 'Node' };
+  delete (node.metadata as Record<string, unknown>).namespace;
+  const binding = {
+    kind: 'ClusterRoleBinding',
+    metadata: { name: 'b', uid: 'u-1', resourceVersion: '79', labels: { l: filler } },
+    subjects: [{ kind: 'ServiceAccount', name: 'sa', namespace: 'kube-system' }],
+  };
+  const escaped = {
+    kind: 'Node',
+    metadata: { name: 'n', uid: 'u', labels: { l: '<&>' }, resourceVersion: '80' },
+  };
+  const late = {
+    kind: 'Thing',
+    metadata: { name: 'l', uid: 'u', resourceVersion: '81', labels: { l: filler }, namespace: 'late' },
+  };
+  const objects = [pod, node, binding, escaped, late].map((object) =>
+    JSON.stringify(object).replaceAll('<&>', '\\u003c&>'),
+  );
+  let settled = 0;
+  for (const text of objects) {
+    const bytes = Buffer.from(text);
+    const expected = objectPeekOf(JSON.parse(text));
+    const event = `{"type":"MODIFIED","object":${text}}`;
+    const eventBytes = Buffer.from(event);
+    const expectedEvent = { type: 'MODIFIED', ...expected };
+    // Every cut, by bytes (the decoded prefix may end in a broken character) as peekBytes makes them.
+    for (let cut = 0; cut < bytes.length; cut++) {
+      const peek = peekObject(bytes.toString('utf8', 0, cut), bytes);
+      if (peek !== undefined) {
+        settled++;
+        assert.deepEqual(peek, expected, `object cut at byte ${cut}`);
+      }
+      const eventPeek = peekWatchEvent(eventBytes.toString('utf8', 0, cut), eventBytes);
+      if (eventPeek !== undefined) assert.deepEqual(eventPeek, expectedEvent, `event cut at byte ${cut}`);
+    }
+  }
+  assert.ok(settled > 0, 'some prefixes settle');
 });

@@ -52,6 +52,7 @@ export {
   KubeClient,
   type KubeClientOptions,
   type RequestOptions,
+  type ServerVersion,
   type StreamOptions,
   type StreamResponse,
 } from './client/kube-client.js';
@@ -129,6 +130,7 @@ export {
   Watcher,
   type WatcherOptions,
   type WatchTransport,
+  WHOLE_LIST_SINCE,
 } from './watch/watcher.js';
 export { type DeepReadonly, type DeepWritable, type FreezeMode, mutableCopy } from './cache/deep-freeze.js';
 export { MemoryStore, type MemoryStoreOptions } from './cache/memory-store.js';

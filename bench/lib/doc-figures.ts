@@ -105,11 +105,49 @@ function decode(read: ReadResult): string {
 }
 
 const LIST_WATCH_LABELS: [string, string][] = [
-  ['raven-watchlist', 'streaming initial list (**the default**)'],
+  ['raven-default', '**its defaults** (one page on 1.33 and later)'],
+  ['raven-watchlist', 'streaming initial list (`watchList: true`)'],
   ['raven-paged', 'paginated list, 500 per page'],
   ['raven-paged-5000', 'paginated list, 5000 per page'],
   ['raven-one-page', 'the list in one page (`pageSize: 1_000_000`)'],
 ];
+
+/** The server's CPU column of a list+watch result, which runs before 2026-12-06 did not have. */
+const SERVER_CPU = 'apiserver + etcd CPU';
+
+/** Each initial list side by side, for docs/watch.md ("Which initial list"). */
+function initialList(read: ReadResult): string {
+  const path = 'bench/results/list-watch.md';
+  const text = read(path);
+  const main = tableWith(text, 'time to synced', path);
+  const labels: [string, string][] = [
+    ...LIST_WATCH_LABELS,
+    ['client-node-informer', "for comparison: client-node's informer"],
+  ];
+  const rows = labels
+    .filter(([name]) => cellOf(main, name, 'time to synced') !== undefined)
+    .map(([name, label]) => [
+      label,
+      cellOf(main, name, 'time to synced') ?? 'n/a',
+      cellOf(main, name, 'CPU') ?? 'n/a',
+      cellOf(main, name, SERVER_CPU) ?? 'not measured',
+      cellOf(main, name, 'longest block') ?? 'n/a',
+    ]);
+  return [
+    `From ${link(path)}: measured ${measuredLine(text)}. Medians, with the range of the rounds.`,
+    '',
+    table(
+      [
+        'initial list',
+        'time to synced, ms',
+        'client CPU, ms',
+        `${SERVER_CPU}, ms`,
+        'longest block, ms (main-thread CPU)',
+      ],
+      rows,
+    ),
+  ].join('\n');
+}
 
 function listWatch(read: ReadResult): string {
   const path = 'bench/results/list-watch.md';
@@ -131,6 +169,7 @@ function listWatch(read: ReadResult): string {
         'time to synced, ms',
         'time to synced vs peers',
         'CPU vs peers',
+        `${SERVER_CPU} vs peers`,
         `${rss} vs peers`,
         'longest block vs peers',
       ],
@@ -139,6 +178,7 @@ function listWatch(read: ReadResult): string {
         cellOf(main, name, 'time to synced') ?? 'n/a',
         both(name, 'time to synced'),
         both(name, 'CPU'),
+        both(name, SERVER_CPU),
         both(name, 'peak RSS'),
         both(name, 'longest block'),
       ]),
@@ -507,6 +547,7 @@ function saturation(read: ReadResult): string {
 export const docBlocks: Record<string, (read: ReadResult) => string> = {
   decode,
   'list-watch': listWatch,
+  'initial-list': initialList,
   'cache-heap': cacheHeap,
   sinks,
   'client-node': clientNode,

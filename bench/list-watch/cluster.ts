@@ -32,6 +32,17 @@ export async function benchKubeconfig(log: (line: string) => void): Promise<stri
   return plane.kubeconfig;
 }
 
+/**
+ * The pids of the benchmark control plane's kube-apiserver and etcd, whose CPU each run reports
+ * (the server's share of an initial list); undefined when the suite runs against another cluster.
+ */
+export async function serverPids(): Promise<number[] | undefined> {
+  const explicit = process.env.RAVEN_BENCH_KUBECONFIG;
+  if ((explicit !== undefined && explicit !== '') || !ControlPlane.exists(clusterDir)) return undefined;
+  const { apiserver, etcd } = (await ControlPlane.attach(clusterDir)).pids();
+  return apiserver === undefined || etcd === undefined ? undefined : [apiserver, etcd];
+}
+
 function configMap(namespace: string, i: number): object {
   const name = `cm-${String(i).padStart(6, '0')}`;
   return {

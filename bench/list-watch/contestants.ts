@@ -71,7 +71,8 @@ class UpdateWaiter {
 function ravenContestant(
   name: string,
   description: string,
-  options: { watchList: boolean; pageSize?: number },
+  /** Left out: the watcher's default. */
+  options: { watchList?: boolean; pageSize?: number },
 ): Contestant {
   return {
     name,
@@ -83,8 +84,7 @@ function ravenContestant(
       const watcher = raven.watch({
         transport: client,
         path: `/api/v1/namespaces/${target.namespace}/configmaps`,
-        watchList: options.watchList,
-        pageSize: options.pageSize ?? 500,
+        ...options,
       });
       const synced = deferred<number>();
       const updates = new UpdateWaiter();
@@ -194,8 +194,13 @@ export const contestants: readonly Contestant[] = [
     { watchList: false, pageSize: 1_000_000 },
   ),
   ravenContestant(
+    'raven-default',
+    "Raven's watcher with its defaults (neither watchList nor pageSize given): on a server of 1.33 or later, one list in one page, then watch",
+    {},
+  ),
+  ravenContestant(
     'raven-watchlist',
-    "Raven's watcher with its defaults: streaming initial list (sendInitialEvents), then the same watch",
+    "Raven's watcher with the streaming initial list (watchList: true, sendInitialEvents), then the same watch",
     { watchList: true },
   ),
   clientNodeInformer,

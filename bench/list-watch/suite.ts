@@ -8,7 +8,8 @@ import { runChild } from '../lib/child.js';
 import type { Measurement } from '../lib/measure.js';
 import { loadSummary, median, spread } from '../lib/rounds.js';
 import { fixed, machineLine, ratio, table } from '../lib/report.js';
-import { benchKubeconfig, ensureConfigMaps } from './cluster.js';
+import { processCpuMs } from '../lib/proc.js';
+import { benchKubeconfig, ensureConfigMaps, serverPids } from './cluster.js';
 import { contestants, type Contestant } from './contestants.js';
 
 export interface ListWatchSuiteOptions {
@@ -26,6 +27,8 @@ type RunResult = Measurement & {
   updatesMs: number;
   held: number;
   watchList: boolean | undefined;
+  /** CPU kube-apiserver and etcd spent while the run lasted (undefined: not the suite's own cluster). */
+  serverCpuMs?: number;
 };
 
 export interface ListWatchRow {
@@ -34,6 +37,8 @@ export interface ListWatchRow {
   failures: string[];
   syncedMs: number;
   cpuMs: number;
+  /** Undefined when the cluster is not the suite's own (no pids to read). */
+  serverCpuMs: number | undefined;
   peakHeapMb: number;
   peakRssMb: number;
   maxDelayMs: number;
@@ -57,19 +62,31 @@ export async function runListWatchSuite(options: ListWatchSuiteOptions): Promise
   const chosen = contestants.filter((c) => options.only === undefined || options.only.includes(c.name));
   const results = new Map(chosen.map((c) => [c.name, { runs: [] as RunResult[], failures: [] as string[] }]));
   const load: number[] = [];
+  const pids = await serverPids();
+  const serverCpu = async (): Promise<number | undefined> => {
+    if (pids === undefined) return undefined;
+    let sum = 0;
+    for (const pid of pids) sum += await processCpuMs(pid);
+    return sum;
+  };
   for (let round = 0; round < options.runs; round++) {
     const order = chosen.map((_, i) => chosen[(i + round) % chosen.length]) as Contestant[];
     for (const contestant of order) {
       load.push(loadavg()[0] ?? 0);
+      const serverBefore = await serverCpu();
       const outcome = await runChild<RunResult>({
         node: options.node,
         script: 'bench/list-watch/run-one.ts',
         args: [contestant.name, kubeconfig, namespace, String(objects), String(options.updates)],
         timeoutMs: 180_000,
       });
+      const serverAfter = await serverCpu();
       const slot = results.get(contestant.name);
-      if (outcome.ok) slot?.runs.push(outcome.value);
-      else slot?.failures.push(outcome.error);
+      if (outcome.ok) {
+        const serverCpuMs =
+          serverBefore === undefined || serverAfter === undefined ? undefined : serverAfter - serverBefore;
+        slot?.runs.push(serverCpuMs === undefined ? outcome.value : { ...outcome.value, serverCpuMs });
+      } else slot?.failures.push(outcome.error);
       options.log(
         `list-watch: round ${round + 1}/${options.runs} ${contestant.name}: ${
           outcome.ok
@@ -88,6 +105,10 @@ export async function runListWatchSuite(options: ListWatchSuiteOptions): Promise
       failures,
       syncedMs: med((r) => r.syncedMs),
       cpuMs: med((r) => r.cpuMs),
+      serverCpuMs:
+        runs.length > 0 && runs.every((r) => r.serverCpuMs !== undefined)
+          ? med((r) => r.serverCpuMs ?? 0)
+          : undefined,
       peakHeapMb: med((r) => r.peakHeapMb),
       peakRssMb: med((r) => r.peakRssMb),
       maxDelayMs: med((r) => r.maxDelayMs),
@@ -111,6 +132,7 @@ function listWatchMarkdown(
     'contestant',
     'time to synced ms: median (range)',
     'CPU ms: median (range)',
+    'apiserver + etcd CPU ms: median (range)',
     'peak heap MiB',
     'peak RSS MiB: median (range)',
     'longest stall ms (loop delay)',
@@ -123,6 +145,7 @@ function listWatchMarkdown(
     `\`${r.contestant.name}\`${r.runs.some((run) => run.watchList === false) && r.contestant.name === 'raven-watchlist' ? ' (fell back to paged list)' : ''}`,
     spread(r.runs.map((x) => x.syncedMs)),
     spread(r.runs.map((x) => x.cpuMs)),
+    r.serverCpuMs === undefined ? '—' : spread(r.runs.map((x) => x.serverCpuMs ?? 0)),
     fixed(r.peakHeapMb),
     spread(r.runs.map((x) => x.peakRssMb)),
     fixed(r.maxDelayMs),
@@ -138,6 +161,7 @@ function listWatchMarkdown(
       `\`${r.contestant.name}\` vs \`${p.contestant.name}\``,
       ratio(p.syncedMs / r.syncedMs),
       ratio(p.cpuMs / r.cpuMs),
+      r.serverCpuMs === undefined || p.serverCpuMs === undefined ? '—' : ratio(p.serverCpuMs / r.serverCpuMs),
       ratio(p.peakHeapMb / r.peakHeapMb),
       ratio(p.peakRssMb / r.peakRssMb),
       ratio(p.maxDelayMs / r.maxDelayMs),
@@ -162,13 +186,24 @@ function listWatchMarkdown(
     'wall time that includes any time the OS ran other processes (the control plane shares the cores).',
     'Longest block: the most CPU the main thread spent between two ticks of that timer, which is the',
     'time the program itself held the event loop (process.threadCpuUsage; Node 23.9 and later).',
+    "apiserver + etcd CPU: what those two processes spent from the contestant's start to its end",
+    '(/proc/PID/stat; its load and the updates included, and whatever else they did meanwhile).',
     '',
     table(header, body),
     '',
     'Ratios (peer / Raven; above 1 means Raven is faster, uses less, or stalls less):',
     '',
     table(
-      ['pair', 'time to synced', 'CPU', 'peak heap', 'peak RSS', 'longest stall', 'longest block'],
+      [
+        'pair',
+        'time to synced',
+        'CPU',
+        'apiserver + etcd CPU',
+        'peak heap',
+        'peak RSS',
+        'longest stall',
+        'longest block',
+      ],
       versus,
     ),
     '',

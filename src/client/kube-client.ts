@@ -21,7 +21,7 @@ import { silentLogger, type Logger } from '../util/logger.js';
 import { withQuery, type Query } from './request-path.js';
 import type { ResolvedConfig } from './resolved-config.js';
 import { bodyChunks } from './body-chunks.js';
-import { abortReason } from '../util/signals.js';
+import { abortReason, raceSignal } from '../util/signals.js';
 import { Transport, type WireResponse } from './transport.js';
 import { defaultUserAgent } from './version.js';
 
@@ -70,6 +70,13 @@ export interface StreamResponse {
   body: AsyncIterable<Uint8Array>;
 }
 
+/** The server's Kubernetes version, as `/version` gives it (`minor` without a suffix such as `+`). */
+export interface ServerVersion {
+  major: number;
+  minor: number;
+  gitVersion: string;
+}
+
 /** A 429 without Retry-After waits this long: the apiserver normally sends one, so this is rare. */
 const defaultThrottleDelayMs = 1_000;
 
@@ -88,6 +95,7 @@ export class KubeClient {
   readonly #requestTimeoutMs: number;
   readonly #streamHeadersTimeoutMs: number;
   readonly #maxAttempts: number;
+  #version: Promise<ServerVersion> | undefined;
 
   constructor(config: ResolvedConfig, options: KubeClientOptions = {}) {
     this.#config = config;
@@ -117,6 +125,33 @@ export class KubeClient {
   /** The apiserver URL. */
   get server(): string {
     return this.#config.server;
+  }
+
+  /**
+   * The server's version from `GET /version`, asked once per client (one attempt, no retries:
+   * callers use it to choose, and choose a default when it is undefined). A failed ask is
+   * forgotten, so the next call asks again. The ask is shared by every caller: `signal` ends this
+   * caller's wait (undefined), not the ask.
+   */
+  async serverVersion(signal?: AbortSignal): Promise<ServerVersion | undefined> {
+    const asked = (this.#version ??= this.#exchange(
+      { method: 'GET', path: '/version', timeoutMs: 10_000 },
+      '/version',
+      { accept: 'application/json' },
+      undefined,
+    ).then(({ statusCode, text }) => {
+      const version = statusCode === 200 ? parseServerVersion(text) : undefined;
+      if (version === undefined) throw new TransportError(`GET /version answered ${statusCode}`);
+      return version;
+    }));
+    asked.catch(() => {
+      if (this.#version === asked) this.#version = undefined;
+    });
+    try {
+      return await raceSignal(asked, signal);
+    } catch {
+      return undefined;
+    }
   }
 
   /** Send a JSON request and decode the JSON answer (`undefined` for an empty body). */
@@ -300,4 +335,23 @@ async function readText(
 
 function chunks(body: Readable, signal: AbortSignal, path: string): AsyncIterable<Uint8Array> {
   return bodyChunks(body, (err) => failure(err, signal, 'GET', path));
+}
+
+/** `/version`'s answer as numbers; undefined when it does not say which version. */
+export function parseServerVersion(text: string): ServerVersion | undefined {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof body !== 'object' || body === null) return undefined;
+  const { major, minor, gitVersion } = body as Record<string, unknown>;
+  const git = typeof gitVersion === 'string' ? gitVersion : '';
+  const fromGit = /^v?(\d+)\.(\d+)/.exec(git);
+  // Managed servers write the minor with a suffix ("33+"); the gitVersion says it too.
+  const number = (value: unknown, fallback: string | undefined): number =>
+    Number.parseInt(typeof value === 'string' && /^\d/.test(value) ? value : (fallback ?? ''), 10);
+  const version = { major: number(major, fromGit?.[1]), minor: number(minor, fromGit?.[2]), gitVersion: git };
+  return Number.isNaN(version.major) || Number.isNaN(version.minor) ? undefined : version;
 }

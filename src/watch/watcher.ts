@@ -50,7 +50,21 @@ export interface WatchTransport {
     headers?: Record<string, string | string[] | undefined>;
     body: AsyncIterable<Uint8Array>;
   }>;
+  /**
+   * The server's version, when the transport can tell (KubeClient asks `/version` once); it
+   * chooses the default initial list (see `WatcherOptions.watchList`).
+   */
+  serverVersion?(signal?: AbortSignal): Promise<{ major: number; minor: number } | undefined>;
 }
+
+/**
+ * From this version on, the default initial list is one list in one page: the apiserver serves a
+ * consistent list from its watch cache (ConsistentListFromCache, on by default since 1.31) and
+ * encodes it item by item as it writes (StreamingCollectionEncodingToJSON, since 1.33), so it
+ * holds no whole response in memory, and it costs the apiserver about half the CPU of the
+ * streaming list's per-object watch events (docs/watch.md, "Which initial list").
+ */
+export const WHOLE_LIST_SINCE = { major: 1, minor: 33 } as const;
 
 /**
  * The encodings a watcher can ask for. `cbor` asks for CBOR first and JSON second
@@ -88,9 +102,16 @@ export interface WatcherOptions {
    * each object. Both select the same objects; `shardFiltering` says which is in use.
    */
   shard?: Shard;
-  /** Items per list page. Default 500. */
+  /**
+   * Items per list page. Default: 500, or the whole collection in one page where the default
+   * initial list is a list (see `watchList`).
+   */
   pageSize?: number;
-  /** Try the streaming initial list (sendInitialEvents) first, falling back to list+watch. Default true. */
+  /**
+   * `true`: try the streaming initial list (sendInitialEvents) first, falling back to list+watch.
+   * `false`: list+watch. Default: list+watch with the list in one page where the transport tells
+   * the server's version and it is 1.33 or later ({@link WHOLE_LIST_SINCE}); elsewhere `true`.
+   */
   watchList?: boolean;
   /** Drop metadata.managedFields before parsing (20-40% of a typical object). Default false. */
   dropManagedFields?: boolean;
@@ -185,6 +206,8 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
   readonly #abort = new AbortController();
   readonly #started: number;
   #watchList: boolean;
+  /** The `limit` of a list page; undefined: the whole collection in one page. */
+  #pageSize: number | undefined;
   #phase: WatcherPhase = 'listing';
   #synced = false;
   #resourceVersion: string | undefined;
@@ -212,6 +235,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
       fieldManagers: options.fieldManagers ?? false,
     });
     this.#watchList = options.watchList ?? true;
+    this.#pageSize = options.pageSize ?? 500;
     this.#started = this.#clock.now();
     this.#accept = options.accept;
     const shard = options.shard === undefined ? undefined : checkShard(options.shard);
@@ -284,6 +308,8 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
         ? initialState(this.#watchList)
         : { kind: 'watch', resourceVersion: this.#o.resume.resourceVersion };
     try {
+      if (this.#o.watchList === undefined) await this.#chooseInitialList();
+      if (this.#o.resume === undefined) state = initialState(this.#watchList);
       if (this.#o.shard !== undefined) await this.#probeShard(this.#o.shard);
       while (state.kind !== 'stopped' && !this.#aborted()) {
         const outcome = yield* this.#step(state);
@@ -443,6 +469,18 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
     );
   }
 
+  /** The default initial list: see {@link WatcherOptions.watchList}. */
+  async #chooseInitialList(): Promise<void> {
+    // A transport that cannot say (or fails to) leaves the streaming list, which falls back by itself.
+    const version = await this.#o.transport.serverVersion?.(this.#signal).catch(() => undefined);
+    if (version === undefined) return;
+    const { major, minor } = WHOLE_LIST_SINCE;
+    if (version.major > major || (version.major === major && version.minor >= minor)) {
+      this.#watchList = false;
+      this.#pageSize = this.#o.pageSize;
+    }
+  }
+
   #watchListQuery(from: ListFrom): Query {
     return {
       sendInitialEvents: true,
@@ -534,7 +572,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
     let continueToken: string | undefined;
     let continued = false;
     for (;;) {
-      const query: Query = { ...this.#selectors(), limit: paged ? (this.#o.pageSize ?? 500) : undefined };
+      const query: Query = { ...this.#selectors(), limit: paged ? this.#pageSize : undefined };
       if (continueToken !== undefined) query.continue = continueToken;
       else if (from.kind === 'notOlderThan') {
         query.resourceVersion = from.resourceVersion;

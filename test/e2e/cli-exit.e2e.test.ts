@@ -9,6 +9,9 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { KubeClient } from '../../src/client/kube-client.js';
+import { loadConfig } from '../../src/client/load-config.js';
+import { watch } from '../../src/watch/watcher.js';
 import type { ControlPlane } from '../harness/control-plane.js';
 import { deleteNamespace, freshNamespace, privateCluster, sharedCluster } from '../harness/test-cluster.js';
 import { ok, runRaven, startRaven, tempDir, until, type RavenProcess } from './daemon-process.js';
@@ -289,7 +292,7 @@ test('raven watch ends with status 1 and the 401 message when its credentials st
   assert.match(raven.stderr(), /^raven watch: 401 Unauthorized: .*refused after refreshing them/m);
 });
 
-test('without the streaming initial list (WatchList off) raven watch lists and watches quietly, and a rejected selector still ends it', async (t) => {
+test('without the streaming initial list (WatchList off) a watcher asked for it falls back by itself, raven watch lists and watches quietly, and a rejected selector still ends it', async (t) => {
   const plane = await privateCluster();
   t.after(() => plane.stop());
   const ns = await freshNamespace(plane);
@@ -299,6 +302,25 @@ test('without the streaming initial list (WatchList off) raven watch lists and w
   // An apiserver that answers sendInitialEvents with 422, as servers without the WatchList feature do.
   plane.state.argv.apiserver.push('--feature-gates=WatchList=false');
   await plane.restartApiserver();
+
+  // On 1.33 and later the default initial list is a list, so only a watcher asked for the
+  // streaming list meets the refusal: it lists instead, and stays synced on a plain watch.
+  const client = new KubeClient(await loadConfig({ kubeconfig: plane.kubeconfig }));
+  t.after(() => client.destroy());
+  const streaming = watch({
+    transport: client,
+    path: `/api/v1/namespaces/${ns}/configmaps`,
+    watchList: true,
+  });
+  const initial: string[] = [];
+  for await (const event of streaming) {
+    if (event.type === 'initial') initial.push(event.object.metadata?.name ?? '');
+    if (event.type === 'error') assert.fail(`the fallback is not an error: ${event.error.message}`);
+    if (event.type === 'synced') break;
+  }
+  streaming.close();
+  assert.ok(initial.includes('before'), initial.join(' '));
+  assert.equal(streaming.status().watchList, false, 'the watcher turned the streaming list off');
 
   const raven = startRaven(['watch', 'configmaps', '-n', ns], { kubeconfig: plane.kubeconfig });
   t.after(() => raven.kill('SIGKILL'));

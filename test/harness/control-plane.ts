@@ -130,6 +130,11 @@ export class ControlPlane {
     return this.state.server;
   }
 
+  /** The running components' process ids. */
+  pids(): Partial<Record<Component, number>> {
+    return { ...this.state.pids };
+  }
+
   /** Attach to a control plane started earlier (by this or another process) in `dir`. */
   static async attach(dir: string): Promise<ControlPlane> {
     const state = JSON.parse(await readFile(join(dir, 'state.json'), 'utf8')) as ControlPlaneState;

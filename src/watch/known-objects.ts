@@ -32,6 +32,7 @@ import { metadataKey, sameIncarnation } from '../client/object-key.js';
 import { utf8 } from './decode/bytes.js';
 import { decodeCbor } from './decode/cbor.js';
 import { parseBytesWithoutManagedFields } from './decode/drop-managed-fields.js';
+import { withItemType, type ItemType } from './decode/item-type.js';
 import type { ObjectPeek } from './decode/peek.js';
 import type { KubeObject } from './decode/watch-event.js';
 import {
@@ -324,6 +325,13 @@ export class KnownObjects<T extends KubeObject> {
     return new Uint8Array(buffer, byteOffset, byteLength).slice();
   }
 
+  /**
+   * The type of the listed items, which a list item's bytes do not carry where the server wrote
+   * it only on the list (`item-type.ts`): the watcher sets it as it reads a list, and a list
+   * item's kept bytes are given it when decoded again, as the item was.
+   */
+  itemType: ItemType | undefined;
+
   /** Decoded as the watcher decoded it; the bytes were valid then, so this cannot throw. */
   #parse(bytes: Uint8Array, inEvent: boolean, cbor: boolean): T {
     const value = (
@@ -333,6 +341,6 @@ export class KnownObjects<T extends KubeObject> {
           ? parseBytesWithoutManagedFields(bytes, inEvent ? 'event' : 'object')
           : JSON.parse(utf8(bytes))
     ) as { object: T } | T;
-    return inEvent ? (value as { object: T }).object : (value as T);
+    return inEvent ? (value as { object: T }).object : withItemType(value as T, this.itemType);
   }
 }

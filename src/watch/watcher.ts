@@ -20,6 +20,7 @@ import type { BackoffOptions } from '../util/backoff.js';
 import { ListDecoder } from './decode/decode-list.js';
 import { CborSequenceSplitter } from './decode/cbor-sequence.js';
 import { decodeCborList } from './decode/decode-cbor-list.js';
+import { itemTypeOf } from './decode/item-type.js';
 import {
   checkCborStreamEnd,
   checkStreamEnd,
@@ -592,6 +593,8 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
             dropManagedFields: this.#o.dropManagedFields === true,
             filter,
           });
+          const { kind, apiVersion } = list.result;
+          this.#known.itemType = itemTypeOf(kind, apiVersion);
           for (const item of list.items) {
             this.#reconcile(item.object, item, false, relist, out);
             for (const event of out) yield event;
@@ -605,6 +608,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
           });
           for await (const chunk of body) {
             for (const item of decoder.push(chunk)) {
+              this.#known.itemType = decoder.itemType;
               this.#reconcile(item.object, item, false, relist, out);
               for (const event of out) yield event;
               out.length = 0;

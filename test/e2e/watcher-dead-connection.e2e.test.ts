@@ -59,6 +59,15 @@ test(
       }
     };
     await until('synced', () => events.some((e) => e.type === 'synced'));
+    // After a list, 'synced' comes before the watch request is open: a change seen as 'added'
+    // shows the watch stream is live, so the stall below holds the watch's own connection.
+    await plane.adminRequest('POST', `/api/v1/namespaces/${ns}/configmaps`, {
+      metadata: { name: 'made-before-stall' },
+      data: { k: 'v' },
+    });
+    await until('the change made before the stall', () =>
+      events.some((e) => e.type === 'added' && e.object.metadata?.name === 'made-before-stall'),
+    );
     const connectionsBefore = proxy.connections;
 
     proxy.stall({ newConnections: 'flow' });

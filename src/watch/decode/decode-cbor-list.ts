@@ -2,12 +2,13 @@
  * Decodes a list body the apiserver sent as CBOR (`application/cbor`): the counterpart of
  * {@link ListDecoder} for a watcher that asked for CBOR. A CBOR list is one data item, so the body
  * is read whole before its items are decoded; each item is then decoded on its own (and its bytes
- * can be kept). The checks are the JSON decoder's: a kind ending in `List`, `items` an array or
+ * can be kept), and given the list's `kind` and `apiVersion` where it has none (`item-type.ts`). The checks are the JSON decoder's: a kind ending in `List`, `items` an array or
  * null, `metadata` an object, every item an object.
  */
 import { concatBytes } from './bytes.js';
 import { CborError, decodeCbor, splitCborList } from './cbor.js';
 import type { DecodeListOptions, ListResult } from './decode-list.js';
+import { itemTypeOf, withItemType } from './item-type.js';
 import { objectPeekOf } from './peek.js';
 import { isPlainObject } from './plain-object.js';
 import { StreamDecodeError } from './stream-decode-error.js';
@@ -56,6 +57,7 @@ export async function decodeCborList<T extends object = KubeObject>(
   if (metadata !== undefined && !isPlainObject(metadata)) return fail('list metadata is not an object');
   const items: CborListItem<T>[] = [];
   const decode = { dropManagedFields: options.dropManagedFields === true };
+  const type = itemTypeOf(kind, typeof apiVersion === 'string' ? apiVersion : undefined);
   for (const [i, item] of (parts.items ?? []).entries()) {
     let object: unknown;
     try {
@@ -66,7 +68,7 @@ export async function decodeCborList<T extends object = KubeObject>(
     }
     if (!isPlainObject(object)) return fail('list item is not an object', offsets[i]);
     if (options.filter !== undefined && !options.filter(objectPeekOf(object))) continue;
-    items.push({ object: object as T, bytes: item, cbor: true });
+    items.push({ object: withItemType(object as T, type), bytes: item, cbor: true });
   }
   return {
     items,

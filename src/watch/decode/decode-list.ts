@@ -6,6 +6,10 @@
  * The list's `metadata` may come before or after `items` in the document, so it is available from
  * {@link ListStream.result} once the items have been read to the end.
  *
+ * Each item carries `kind` and `apiVersion`: where the server wrote them only on the list (as it
+ * does for a built-in type), the item is given the list's (`item-type.ts`), as a watch event's
+ * object has them.
+ *
  * Errors (thrown from the iterator as {@link StreamDecodeError}s with the byte offset): a body that
  * is not a JSON object, malformed JSON, a truncated body, a `kind` that does not end in `List`, a
  * missing `items` or `kind`, or an item that is not an object.
@@ -16,6 +20,7 @@ import { parseBytesWithoutManagedFields } from './drop-managed-fields.js';
 import { DEFAULT_MAX_LINE_BYTES } from './line-splitter.js';
 import { ListScanner, type ListToken } from './list-scanner.js';
 import { objectPeekOf, peekBytes, peekObject, type ObjectPeek } from './peek.js';
+import { itemTypeOf, withItemType, type ItemType } from './item-type.js';
 import { isPlainObject } from './plain-object.js';
 import { StreamDecodeError } from './stream-decode-error.js';
 import type { KubeObject } from './watch-event.js';
@@ -147,7 +152,12 @@ export class ListDecoder<T extends object = KubeObject> {
     if (!isPlainObject(value))
       throw new StreamDecodeError(`list item ${token.index} is not an object`, token, textOf());
     if (filter !== undefined && peek === undefined && !filter(objectPeekOf(value))) return undefined;
-    return { object: value as T, bytes: token.bytes };
+    return { object: withItemType(value as T, this.#fields.itemType), bytes: token.bytes };
+  }
+
+  /** The type the list's items are of, once the list's `kind` has been read (it comes first). */
+  get itemType(): ItemType | undefined {
+    return this.#fields.itemType;
   }
 }
 
@@ -157,6 +167,14 @@ class ListFields {
   apiVersion: string | undefined;
   metadata: ListMeta = {};
   sawItems = false;
+  /** Known once `kind` has been taken (and `apiVersion`, when it came before the items). */
+  #itemType: ItemType | undefined;
+
+  get itemType(): ItemType | undefined {
+    if (this.kind === undefined) return undefined;
+    if (this.#itemType?.apiVersion !== this.apiVersion) this.#itemType = undefined;
+    return (this.#itemType ??= itemTypeOf(this.kind, this.apiVersion));
+  }
 
   take(token: ListToken & { kind: 'member' }): void {
     const { key } = token;

@@ -230,6 +230,17 @@ test('a CBOR list: fields decoded, items each from its own bytes, filter applied
     metadata: { resourceVersion: '9', continue: 'x' },
     itemCount: 2,
   });
+  // Items the server wrote without a type are given the list's, first.
+  const {
+    kind: _kind,
+    apiVersion: _apiVersion,
+    ...bare
+  } = JSON.parse(JSON.stringify(pods[0])) as Record<string, unknown>;
+  const untyped = await decodeCborList(
+    body([kubeCbor({ kind: 'PodList', apiVersion: 'v1', metadata: {}, items: [bare] })]),
+  );
+  assert.deepEqual(untyped.items[0]?.object, JSON.parse(JSON.stringify(pods[0])));
+  assert.deepEqual(Object.keys(untyped.items[0]?.object ?? {}).slice(0, 2), ['kind', 'apiVersion']);
   const empty = await decodeCborList(body([kubeCbor({ kind: 'PodList', metadata: {}, items: null })]));
   assert.deepEqual(empty.items, []);
   const refusals: [unknown, RegExp][] = [

@@ -52,11 +52,13 @@ test('strings with escapes, brackets and braces inside items decode the same at 
   ];
   const text = JSON.stringify({ kind: 'ConfigMapList', metadata: { resourceVersion: '3' }, items: tricky });
   const bytes = encode(text);
+  // The list says its kind but no apiVersion: each item is given the kind alone.
+  const typed = tricky.map((item) => ({ kind: 'ConfigMap', ...item }));
   for (let cut = 0; cut <= bytes.length; cut++) {
     const { items } = await decode([bytes.subarray(0, cut), bytes.subarray(cut)]);
-    assert.deepEqual(items, tricky, `split at byte ${cut}`);
+    assert.deepEqual(items, typed, `split at byte ${cut}`);
   }
-  assert.deepEqual((await decode(chunksOf(bytes, 1))).items, tricky);
+  assert.deepEqual((await decode(chunksOf(bytes, 1))).items, typed);
 });
 
 test('one-byte chunks with managedFields dropping give the pods without managedFields', async () => {
@@ -82,7 +84,10 @@ test('an items array of ten thousand small objects streams every one in order', 
   for (const chunks of [[encode(text)], chunksOf(encode(text), 4096)]) {
     const { items, result } = await decode(chunks);
     assert.equal(items.length, 10_000);
-    assert.deepEqual(items, small);
+    assert.deepEqual(
+      items,
+      small.map((item) => ({ kind: 'ConfigMap', apiVersion: 'v1', ...item })),
+    );
     assert.equal(result.itemCount, 10_000);
   }
 });
@@ -104,6 +109,31 @@ test('items are yielded before the body ends, one at a time', async () => {
   assert.deepEqual(first.value, pods[0]);
   assert.equal(delivered, 0);
   assert.throws(() => list.result(), /only known after its items have been read/);
+});
+
+test("items without a type of their own are given the list's, first, as a watch event's object has it", async () => {
+  const bare = { metadata: { name: 'a', resourceVersion: '1' }, data: { k: 'v' } };
+  const custom = { apiVersion: 'example.com/v2', kind: 'Widget', metadata: { name: 'w' } };
+  const halfTyped = { metadata: { name: 'b' }, apiVersion: 'v1' };
+  const text = JSON.stringify({
+    kind: 'ConfigMapList',
+    apiVersion: 'v1',
+    metadata: { resourceVersion: '7' },
+    items: [bare, custom, halfTyped],
+  });
+  for (const options of [{}, { dropManagedFields: true }, { filter: () => true }]) {
+    const { items } = await decode([encode(text)], options);
+    assert.deepEqual(items, [
+      { kind: 'ConfigMap', apiVersion: 'v1', ...bare },
+      custom,
+      { kind: 'ConfigMap', ...halfTyped },
+    ]);
+    // Written as the apiserver writes a watch event's object: kind, apiVersion, then the rest.
+    assert.deepEqual(Object.keys(items[0] as object), ['kind', 'apiVersion', 'metadata', 'data']);
+  }
+  // A list whose kind comes only after its items cannot say their type while they are read.
+  const late = `{"metadata":{"resourceVersion":"7"},"items":[${JSON.stringify(bare)}],"kind":"ConfigMapList"}`;
+  assert.deepEqual((await decode([encode(late)])).items, [bare]);
 });
 
 test('an empty list and a list whose items are null both decode', async () => {

@@ -66,6 +66,37 @@ test('modified carries the previous state decoded from the kept copy: equal to w
   assert.equal(modified.previous, modified.previous, 'decoded once, then the same object');
 });
 
+test("listed items the server wrote without a type are delivered, kept and tombstoned with the list's, as the watch's objects are", async () => {
+  const bare = (name: string, rv: string): object => {
+    const { kind: _kind, apiVersion: _apiVersion, ...rest } = pod(name, rv) as Record<string, unknown>;
+    return rest;
+  };
+  for (const options of [{}, { dropManagedFields: true }]) {
+    const events = await collect(
+      [
+        { list: { items: [bare('a', '10'), bare('b', '10')], resourceVersion: '10' } },
+        { status: 410 },
+        { list: { items: [bare('a', '12')], resourceVersion: '12' } },
+        { events: [ev('MODIFIED', pod('a', '13'))], then: 'hang' },
+      ],
+      8,
+      options,
+    );
+    const initial = events.filter((e) => e.type === 'initial').map((e) => e.object);
+    assert.deepEqual(initial, [pod('a', '10'), pod('b', '10')]);
+    assert.deepEqual(Object.keys(initial[0] ?? {}).slice(0, 2), ['kind', 'apiVersion']);
+    const modified = events.filter((e) => e.type === 'modified');
+    assert.deepEqual(
+      modified.map((e) => [e.object, e.previous]),
+      [
+        [pod('a', '12'), pod('a', '10')],
+        [pod('a', '13'), pod('a', '12')],
+      ],
+    );
+    assert.deepEqual(eventOf(events, 'deleted').object, pod('b', '10'));
+  }
+});
+
 test('a consumer that changes a delivered object does not change the previous state of the next change', async () => {
   const clock = new FakeClock();
   const watcher = watch({

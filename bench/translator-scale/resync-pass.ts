@@ -136,7 +136,10 @@ async function main(): Promise<void> {
     namespaceNetworks: new Map(),
     policyGroups: new Map(),
     logger: silentLogger,
+    // Each repair, reported by the pass: the open rule's pass below times its deletion by it.
+    driftRepaired: () => onRepaired(),
   } as unknown as TranslatorContext;
+  let onRepaired = (): void => undefined;
 
   // Namespaces: network, subnet on the router, group with its rules.
   const nsNames = Array.from({ length: NS }, (_, i) => `scale-${i}`);
@@ -334,7 +337,6 @@ async function main(): Promise<void> {
   const deps = {
     enqueue: () => undefined,
     repairInfrastructure: () => Promise.resolve(),
-    repaired: () => undefined,
     clock: systemClock,
   };
   const measured: {
@@ -376,12 +378,10 @@ async function main(): Promise<void> {
   });
   const passStart = Date.now();
   let deletedAfter = Number.NaN;
-  const openPass = resync(ctx, memory, {
-    ...deps,
-    repaired: () => {
-      if (Number.isNaN(deletedAfter)) deletedAfter = Date.now() - passStart;
-    },
-  });
+  onRepaired = () => {
+    if (Number.isNaN(deletedAfter)) deletedAfter = Date.now() - passStart;
+  };
+  const openPass = resync(ctx, memory, deps);
   const openSummary = await openPass;
   const still = ((await neutron.securityGroups.get(target.id)).security_group_rules ?? []).some(
     (r) => r.id === open.id,

@@ -7,6 +7,7 @@ import type { StoreReader } from '../cache/store.js';
 import type { KubeObject } from '../client/kube-object.js';
 import type { OpenStackClient } from '../openstack/openstack-client.js';
 import type { Logger } from '../util/logger.js';
+import type { DriftKind, OwnerRef } from './drift.js';
 import type { Infrastructure } from './infrastructure.js';
 import type { NamespaceNetwork } from './namespace-network.js';
 import type { PortBatcher } from './port-batcher.js';
@@ -44,6 +45,13 @@ export interface TranslatorContext {
   /** Pod ports created in bulk (absent when ports cannot take tags in the create body). */
   portBatcher?: PortBatcher<Port, PortCreate & { tags?: readonly string[] }> | undefined;
   logger: Logger;
+  /**
+   * Report one repair of what was changed in OpenStack outside Raven: logged once as a warning
+   * ("drift repaired") and counted in `raven_translator_drift_repaired_total`. The resync pass
+   * reports its repairs, and so does a reconcile that finds drift in what it had made (a rule of a
+   * namespace's group).
+   */
+  driftRepaired(kind: DriftKind, owner: OwnerRef, what: string): void;
   signal: AbortSignal;
 }
 

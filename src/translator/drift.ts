@@ -32,7 +32,8 @@ import type {
 } from '../openstack/neutron-types.js';
 import type { Listener, LoadBalancer, Member, MemberCreate, Pool } from '../openstack/octavia-types.js';
 import { parseDescription, type OwnerKind, type Role } from './identity.js';
-import { ruleKey, type RuleSpec } from './security-group-rules.js';
+import type { TranslatorContext } from './context.js';
+import { ruleKey, type RuleSpec, type RulesSync } from './security-group-rules.js';
 
 /** The kinds a repair is counted under (`raven_translator_drift_repaired_total{kind}`). */
 export type DriftKind =
@@ -175,6 +176,33 @@ export function ruleText(rule: RuleSpec | SecurityGroupRule): string {
   return `${direction ?? ''} ${ethertype ?? ''} ${protocol === '' ? 'any protocol' : (protocol ?? '')}${ports} ${way}${from}`;
 }
 
+/** What a repair of one rule of `group` did, as the drift report says it. */
+function ruleRepairText(
+  rule: RuleSpec | SecurityGroupRule,
+  group: { id: string; name?: string | undefined },
+  repair: 'created' | 'deleted',
+): string {
+  const why = repair === 'created' ? 'is missing' : 'is implied by nothing';
+  return `rule ${ruleText(rule)} on ${group.name ?? group.id} ${why}: ${repair}`;
+}
+
+/**
+ * Report the rules a reconcile of `owner` had to create or delete in `group`, a group it made
+ * before and left complete: each was changed outside Raven (the pass would have reported it, had
+ * the reconcile not been under way).
+ */
+export function reportRuleDrift(
+  ctx: Pick<TranslatorContext, 'driftRepaired'>,
+  sync: RulesSync,
+  owner: OwnerRef,
+  group: { id: string; name?: string | undefined },
+): void {
+  for (const rule of sync.deleted)
+    ctx.driftRepaired('security-group-rule', owner, ruleRepairText(rule, group, 'deleted'));
+  for (const rule of sync.created)
+    ctx.driftRepaired('security-group-rule', owner, ruleRepairText(rule, group, 'created'));
+}
+
 const suffixOf = (r: { description?: string | undefined }): string => r.description?.split(':').at(-1) ?? '';
 const memberId = (m: {
   address: string;
@@ -261,7 +289,7 @@ function compareGroups(desired: DesiredState, claimed: Claimed, out: Repair[], r
         owner: group.owner,
         groupId: found.id,
         rule,
-        what: `rule ${ruleText(rule)} on ${found.name ?? found.id} is implied by nothing: deleted`,
+        what: ruleRepairText(rule, found, 'deleted'),
       });
     }
     for (const [key, rule] of wanted)
@@ -272,7 +300,7 @@ function compareGroups(desired: DesiredState, claimed: Claimed, out: Repair[], r
           owner: group.owner,
           groupId: found.id,
           rule,
-          what: `rule ${ruleText(rule)} on ${found.name ?? found.id} is missing: created`,
+          what: ruleRepairText(rule, found, 'created'),
         });
   }
 }

@@ -23,6 +23,7 @@ import type { TranslatorContext } from './context.js';
 import type { NamespaceNetwork } from './namespace-network.js';
 import { identityOf, ownerTag, clusterTag, roleTag, type Owner } from './identity.js';
 import { familyOf } from './cidr.js';
+import { reportRuleDrift } from './drift.js';
 import { ensureRouterInterface, removeRouterInterface, type FamilySubnet } from './infrastructure.js';
 import { syncRules, type RuleSpec } from './security-group-rules.js';
 
@@ -101,6 +102,9 @@ export async function reconcileNamespace(
   const c = ctx.settings.clusterId;
   const owner = ownerOf(ns);
   const neutron = ctx.os.neutron;
+  // Managed: an earlier reconcile of this namespace left its group's rules complete, so a rule
+  // this one has to put back or take away was changed outside Raven.
+  const wasManaged = ctx.status.get(KIND, key)?.state === 'managed';
   const network = await ensureOwned<Network, NetworkCreate>(
     neutron.networks,
     identityOf(c, 'ns-net', owner),
@@ -128,7 +132,7 @@ export async function reconcileNamespace(
   );
   // Every pass, not only the one that created the group: a rule lost to a timeout or a crash
   // between the group and its rules is put back.
-  await syncRules(
+  const rules = await syncRules(
     neutron.securityGroupRules,
     group.resource.id,
     namespaceRules(
@@ -137,6 +141,8 @@ export async function reconcileNamespace(
     ),
     group.resource.security_group_rules,
   );
+  if (wasManaged && !group.created)
+    reportRuleDrift(ctx, rules, { kind: KIND, key, uid: owner.uid }, group.resource);
   for (const subnet of subnets) await ensureRouterInterface(ctx.os, ctx.infra.routerId, subnet.id);
   const net = { networkId: network.resource.id, subnets, securityGroupId: group.resource.id };
   ctx.namespaceNetworks.set(key, { uid: owner.uid, network: net });

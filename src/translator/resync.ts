@@ -66,8 +66,6 @@ export interface ResyncDeps {
   enqueue: Enqueue;
   /** Re-create the cluster's own resources (router interfaces of the service subnets). */
   repairInfrastructure: () => Promise<void>;
-  /** One repair made, for the metric. */
-  repaired: (kind: DriftKind) => void;
   clock: Clock;
 }
 
@@ -277,11 +275,7 @@ export async function resync(
   const repaired: ResyncSummary['repaired'] = {};
   const made = (repair: Repair): void => {
     repaired[repair.kind] = (repaired[repair.kind] ?? 0) + 1;
-    deps.repaired(repair.kind);
-    ctx.logger.warn(
-      { kind: repair.kind, owner: `${repair.owner.kind}/${repair.owner.key}`, drift: repair.what },
-      'drift repaired: OpenStack was changed outside Raven',
-    );
+    ctx.driftRepaired(repair.kind, repair.owner, repair.what);
   };
   // Left to a reconcile that runs now, to the retries of one pending or failing, or to the first
   // reconcile of an object not reconciled yet (just created).

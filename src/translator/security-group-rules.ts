@@ -41,10 +41,10 @@ export function ruleKey(rule: RuleSpec | SecurityGroupRule): string {
   ].join('|');
 }
 
-/** What a sync changed. */
+/** What a sync changed: the rules it created and those it deleted. */
 export interface RulesSync {
-  created: number;
-  deleted: number;
+  created: RuleSpec[];
+  deleted: SecurityGroupRule[];
 }
 
 /**
@@ -63,8 +63,7 @@ export async function syncRules(
   const actual = current ?? (await rules.list({ security_group_id: groupId }));
   const wanted = new Map(desired.map((r) => [ruleKey(r), r]));
   const seen = new Set<string>();
-  let deleted = 0;
-  let created = 0;
+  const sync: RulesSync = { created: [], deleted: [] };
   for (const rule of actual) {
     const key = ruleKey(rule);
     if (wanted.has(key) && !seen.has(key)) {
@@ -72,13 +71,13 @@ export async function syncRules(
       continue;
     }
     await rules.delete(rule.id);
-    deleted++;
+    sync.deleted.push(rule);
   }
   for (const [key, spec] of wanted) {
     if (seen.has(key)) continue;
-    if (await createRule(rules, groupId, spec)) created++;
+    if (await createRule(rules, groupId, spec)) sync.created.push(spec);
   }
-  return { created, deleted };
+  return sync;
 }
 
 /**

@@ -144,6 +144,13 @@ export class Translator {
         ? new PortBatcher(this.#o.openstack.neutron.ports)
         : undefined,
       logger: this.#log,
+      driftRepaired: (kind, owner, what) => {
+        this.driftRepaired[kind] = (this.driftRepaired[kind] ?? 0) + 1;
+        this.#log.warn(
+          { kind, owner: `${owner.kind}/${owner.key}`, drift: what },
+          'drift repaired: OpenStack was changed outside Raven',
+        );
+      },
       signal,
     };
     const guarded =
@@ -351,9 +358,6 @@ export class Translator {
     const deps = {
       enqueue,
       clock: this.#clock,
-      repaired: (kind: DriftKind) => {
-        this.driftRepaired[kind] = (this.driftRepaired[kind] ?? 0) + 1;
-      },
       repairInfrastructure: async () => {
         // The same find-or-create as at start: what is there is kept, what is missing is made.
         const infra = await ensureInfrastructure(this.#o.openstack, this.#o.settings, ctx.infra.projectId);

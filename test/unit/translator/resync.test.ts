@@ -11,6 +11,7 @@ import type {
 import type { TranslatorContext } from '../../../src/translator/context.js';
 import type { DriftKind } from '../../../src/translator/drift.js';
 import { identityOf, type Role } from '../../../src/translator/identity.js';
+import { reconcileNamespace } from '../../../src/translator/namespace-translator.js';
 import { resync, ResyncMemory } from '../../../src/translator/resync.js';
 import { DEFAULT_EGRESS } from '../../../src/translator/security-group-rules.js';
 import { defaultSettings } from '../../../src/translator/settings.js';
@@ -152,6 +153,7 @@ function world() {
   status.managed('NetworkPolicy', 'a/deny');
   const enqueued: string[] = [];
   const repaired: DriftKind[] = [];
+  const reports: string[] = [];
   const ctx = {
     os: os as unknown as OpenStackClient,
     settings: {
@@ -173,14 +175,17 @@ function world() {
     namespaceNetworks: new Map(),
     policyGroups: new Map(),
     logger: silentLogger,
+    driftRepaired: (kind: DriftKind, owner: { kind: string; key: string }, what: string) => {
+      repaired.push(kind);
+      reports.push(`${owner.kind}/${owner.key}: ${what}`);
+    },
   } as unknown as TranslatorContext;
   const deps = {
     enqueue: (kind: string, key: string) => enqueued.push(`${kind}/${key}`),
     repairInfrastructure: () => Promise.reject(new Error('not expected')),
-    repaired: (kind: DriftKind) => repaired.push(kind),
     clock: new FakeClock(),
   };
-  return { ctx, deps, calls, status, enqueued, repaired, gone, stores, routerSubnets };
+  return { ctx, deps, calls, status, enqueued, repaired, reports, gone, stores, routerSubnets };
 }
 
 test('a pass lists each kind once, deletes the open rule first, then creates the missing one, and counts both', async () => {
@@ -221,6 +226,38 @@ test('a rule someone else deleted first is not counted as a repair', async () =>
   // Only the create is counted (the delete found the rule gone).
   assert.deepEqual(w.repaired, ['security-group-rule']);
   assert.ok(w.calls.some((c) => c.startsWith('create rule in sg-ns')));
+});
+
+test("a missing rule left to a reconcile in flight is reported by that reconcile, once, as the pass would have; a namespace's first reconcile reports nothing", async () => {
+  const reconcile = async (w: ReturnType<typeof world>): Promise<void> => {
+    const ctx = { ...w.ctx, portPools: { sync: () => Promise.resolve() } } as unknown as TranslatorContext;
+    w.status.started('Namespace', 'a');
+    await reconcileNamespace('a', ctx);
+    w.status.finished('Namespace', 'a');
+  };
+  const w = world();
+  w.status.started('Namespace', 'a');
+  await resync(w.ctx, new ResyncMemory(), w.deps);
+  w.status.finished('Namespace', 'a');
+  assert.deepEqual(w.repaired, ['security-group-rule'], 'the pass: the open rule only');
+  await reconcile(w);
+  assert.ok(w.calls.includes('create rule in sg-ns from 10.96.0.0/16'));
+  assert.deepEqual(
+    w.repaired,
+    ['security-group-rule', 'security-group-rule'],
+    'the reconcile: the missing rule',
+  );
+  assert.match(
+    w.reports.at(-1) ?? '',
+    /^Namespace\/a: rule ingress IPv4 any protocol from 10\.96\.0\.0\/16 on .* is missing: created$/,
+  );
+
+  // Never reconciled before (not managed): the same rules made are its own work, not drift.
+  const first = world();
+  first.status.forget('Namespace', 'a');
+  await reconcile(first);
+  assert.ok(first.calls.includes('create rule in sg-ns from 10.96.0.0/16'));
+  assert.deepEqual(first.repaired, []);
 });
 
 test('an object pending, or never reconciled yet, is left to its own reconcile', async () => {

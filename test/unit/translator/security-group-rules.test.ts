@@ -7,6 +7,7 @@ import {
   ruleKey,
   syncRules,
   type RuleCollection,
+  type RulesSync,
 } from '../../../src/translator/security-group-rules.js';
 
 /** The rules of one group, in memory: what a Neutron group holds, without the server. */
@@ -51,6 +52,12 @@ function rulesOf(
   };
 }
 
+/** How many rules a sync created and deleted. */
+const counts = (sync: RulesSync): { created: number; deleted: number } => ({
+  created: sync.created.length,
+  deleted: sync.deleted.length,
+});
+
 const desired = [
   ...DEFAULT_EGRESS,
   { direction: 'ingress' as const, ethertype: 'IPv4' as const, remote_group_id: 'g' },
@@ -62,7 +69,7 @@ test('a group left with only the default rules gets the missing ones, and nothin
     { direction: 'egress', ethertype: 'IPv4', remote_ip_prefix: null },
     { direction: 'egress', ethertype: 'IPv6', remote_ip_prefix: null },
   ]);
-  assert.deepEqual(await syncRules(group, 'g', desired, group.rules), { created: 2, deleted: 0 });
+  assert.deepEqual(counts(await syncRules(group, 'g', desired, group.rules)), { created: 2, deleted: 0 });
   assert.deepEqual(group.rules.map(ruleKey).sort(), desired.map(ruleKey).sort());
   assert.ok(!group.calls.includes('list'), 'the rules given with the group are used, not listed again');
 });
@@ -82,9 +89,9 @@ test('extra and duplicated rules are deleted; a second pass changes nothing', as
       remote_ip_prefix: '0.0.0.0/0',
     },
   ]);
-  assert.deepEqual(await syncRules(group, 'g', desired), { created: 0, deleted: 2 });
+  assert.deepEqual(counts(await syncRules(group, 'g', desired)), { created: 0, deleted: 2 });
   assert.deepEqual(group.rules.map(ruleKey).sort(), desired.map(ruleKey).sort());
-  assert.deepEqual(await syncRules(group, 'g', desired), { created: 0, deleted: 0 });
+  assert.deepEqual(counts(await syncRules(group, 'g', desired)), { created: 0, deleted: 0 });
 });
 
 test('a rule that another pass created first counts as done', async () => {
@@ -96,6 +103,6 @@ test('a rule that another pass created first counts as done', async () => {
     ethertype: 'IPv4',
     remote_group_id: 'g',
   });
-  assert.deepEqual(await syncRules(group, 'g', desired, stale), { created: 3, deleted: 0 });
+  assert.deepEqual(counts(await syncRules(group, 'g', desired, stale)), { created: 3, deleted: 0 });
   assert.deepEqual(group.rules.map(ruleKey).sort(), desired.map(ruleKey).sort());
 });

@@ -219,6 +219,27 @@ export async function problems(
         );
     }
   }
+  // Each namespace's subnets on the cluster's router (the last step of its reconcile, after its
+  // group's rules: converged means this too).
+  const routers = (await os.neutron.routers.list()).filter(
+    (r) => parseDescription(cluster, r.description)?.role === 'router',
+  );
+  expectOne('router of the cluster', routers);
+  const router = routers[0];
+  if (router !== undefined) {
+    const onRouter = new Set(
+      (await os.neutron.ports.list({ device_id: router.id })).flatMap((p) =>
+        p.fixed_ips.map((f) => f.subnet_id),
+      ),
+    );
+    for (const ns of namespaces)
+      for (const family of families)
+        for (const { r: subnet } of count(state.subnets, subnetRole(family), ns.metadata.uid))
+          if (!onRouter.has(subnet.id))
+            out.push(
+              `IPv${family} subnet ${subnet.cidr} of namespace ${ns.metadata.name} is not on the router`,
+            );
+  }
   // Each namespace's pool: between refillBelow and size free ports, inert, on its network.
   for (const ns of namespaces) {
     const pool = count(state.ports, 'pool-port', ns.metadata.uid).map((x) => x.r);

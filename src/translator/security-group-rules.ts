@@ -8,7 +8,7 @@
  */
 import { isConflict, openStackFaultType } from '../errors/classify.js';
 import type { SecurityGroupRule, SecurityGroupRuleCreate } from '../openstack/neutron-types.js';
-import type { Filters } from '../openstack/rest-collection.js';
+import type { DeleteOutcome, Filters } from '../openstack/rest-collection.js';
 
 /** What a rule allows; `security_group_id` is the group's, given separately. */
 export type RuleSpec = Omit<SecurityGroupRuleCreate, 'security_group_id' | 'description' | 'project_id'>;
@@ -17,7 +17,7 @@ export type RuleSpec = Omit<SecurityGroupRuleCreate, 'security_group_id' | 'desc
 export interface RuleCollection {
   list(filters?: Filters): Promise<SecurityGroupRule[]>;
   create(input: SecurityGroupRuleCreate): Promise<SecurityGroupRule>;
-  delete(id: string): Promise<unknown>;
+  delete(id: string): Promise<DeleteOutcome>;
 }
 
 /** Neutron's own rules for a new group: everything out, both families. */
@@ -41,7 +41,7 @@ export function ruleKey(rule: RuleSpec | SecurityGroupRule): string {
   ].join('|');
 }
 
-/** What a sync changed: the rules it created and those it deleted. */
+/** What a sync changed: the rules it created and those it deleted (not those found done). */
 export interface RulesSync {
   created: RuleSpec[];
   deleted: SecurityGroupRule[];
@@ -70,8 +70,8 @@ export async function syncRules(
       seen.add(key);
       continue;
     }
-    await rules.delete(rule.id);
-    sync.deleted.push(rule);
+    // A rule already gone was someone else's delete (a resync pass's): not this sync's.
+    if ((await rules.delete(rule.id)) === 'deleted') sync.deleted.push(rule);
   }
   for (const [key, spec] of wanted) {
     if (seen.has(key)) continue;

@@ -43,10 +43,9 @@ function rulesOf(
     },
     delete: (id: string) => {
       calls.push(`delete ${id}`);
-      rules.splice(
-        rules.findIndex((r) => r.id === id),
-        1,
-      );
+      const at = rules.findIndex((r) => r.id === id);
+      if (at < 0) return Promise.resolve('already-gone');
+      rules.splice(at, 1);
       return Promise.resolve('deleted');
     },
   };
@@ -105,4 +104,26 @@ test('a rule that another pass created first counts as done', async () => {
   });
   assert.deepEqual(counts(await syncRules(group, 'g', desired, stale)), { created: 3, deleted: 0 });
   assert.deepEqual(group.rules.map(ruleKey).sort(), desired.map(ruleKey).sort());
+});
+
+test("a rule that another pass deleted first counts as done, and is not reported as this sync's delete", async () => {
+  const withOpen = (): ReturnType<typeof rulesOf> =>
+    rulesOf([
+      { direction: 'egress', ethertype: 'IPv4' },
+      { direction: 'egress', ethertype: 'IPv6' },
+      { direction: 'ingress', remote_group_id: 'g' },
+      { direction: 'ingress', remote_ip_prefix: '10.96.0.0/16' },
+      { direction: 'ingress', protocol: 'tcp', port_range_min: 22, port_range_max: 22 },
+    ]);
+  const group = withOpen();
+  const stale = [...group.rules];
+  const open = stale.at(-1);
+  assert.ok(open !== undefined);
+  group.rules.splice(group.rules.indexOf(open), 1);
+  const sync = await syncRules(group, 'g', desired, stale);
+  assert.ok(group.calls.includes(`delete ${open.id}`));
+  assert.deepEqual(counts(sync), { created: 0, deleted: 0 });
+  // Not stale: the sync deletes it, and says so.
+  const again = withOpen();
+  assert.deepEqual((await syncRules(again, 'g', desired)).deleted.map(ruleKey), [ruleKey(open)]);
 });

@@ -7,7 +7,7 @@ import type { StoreReader } from '../cache/store.js';
 import type { KubeObject } from '../client/kube-object.js';
 import type { OpenStackClient } from '../openstack/openstack-client.js';
 import type { Logger } from '../util/logger.js';
-import type { DriftKind, OwnerRef } from './drift.js';
+import type { DriftReporter } from './drift.js';
 import type { Infrastructure } from './infrastructure.js';
 import type { NamespaceNetwork } from './namespace-network.js';
 import type { PortBatcher } from './port-batcher.js';
@@ -51,7 +51,7 @@ export interface TranslatorContext {
    * reports its repairs, and so does a reconcile that finds drift in what it had made (a rule of a
    * namespace's group).
    */
-  driftRepaired(kind: DriftKind, owner: OwnerRef, what: string): void;
+  driftRepaired: DriftReporter;
   signal: AbortSignal;
 }
 

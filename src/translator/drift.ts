@@ -32,7 +32,6 @@ import type {
 } from '../openstack/neutron-types.js';
 import type { Listener, LoadBalancer, Member, MemberCreate, Pool } from '../openstack/octavia-types.js';
 import { parseDescription, type OwnerKind, type Role } from './identity.js';
-import type { TranslatorContext } from './context.js';
 import { ruleKey, type RuleSpec, type RulesSync } from './security-group-rules.js';
 
 /** The kinds a repair is counted under (`raven_translator_drift_repaired_total{kind}`). */
@@ -176,6 +175,9 @@ export function ruleText(rule: RuleSpec | SecurityGroupRule): string {
   return `${direction ?? ''} ${ethertype ?? ''} ${protocol === '' ? 'any protocol' : (protocol ?? '')}${ports} ${way}${from}`;
 }
 
+/** Reports one repair of drift (`TranslatorContext.driftRepaired`). */
+export type DriftReporter = (kind: DriftKind, owner: OwnerRef, what: string) => void;
+
 /** What a repair of one rule of `group` did, as the drift report says it. */
 function ruleRepairText(
   rule: RuleSpec | SecurityGroupRule,
@@ -192,7 +194,7 @@ function ruleRepairText(
  * the reconcile not been under way).
  */
 export function reportRuleDrift(
-  ctx: Pick<TranslatorContext, 'driftRepaired'>,
+  ctx: { driftRepaired: DriftReporter },
   sync: RulesSync,
   owner: OwnerRef,
   group: { id: string; name?: string | undefined },

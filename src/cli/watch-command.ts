@@ -37,6 +37,9 @@ import {
   type WatchFormat,
 } from './format-watch.js';
 import { ServerMoved } from './server-moved.js';
+import { isRetryable } from '../errors/classify.js';
+import { Backoff } from '../util/backoff.js';
+import { sleep, systemClock } from '../util/clock.js';
 import { KubeClient } from '../client/kube-client.js';
 import type { ResolvedConfig } from '../client/resolved-config.js';
 import { ListProgress } from './list-progress.js';
@@ -74,21 +77,57 @@ export async function watchCommand(argv: string[], deps: WatchCommandDeps): Prom
   const columns = tableOptions(values);
 
   let client = await connectCluster(values, deps, 'raven watch');
+  const follow = async (config: ResolvedConfig): Promise<void> => {
+    await write(
+      deps.output.err,
+      `${paint(deps.output, 'yellow', `raven watch: the kubeconfig now names ${config.server} for this context (was ${client.server}); watching there`)}\n`,
+    );
+    await client.destroy();
+    client = new KubeClient(config);
+  };
+  // Followed to the address the kubeconfig names now: a server restarted there may not answer
+  // yet, which heals (said once, retried, the kubeconfig read again each time); at the address
+  // the command started on, a server that does not answer ends it, as kubectl does.
+  let followed = false;
+  const backoff = new Backoff(NOT_ANSWERING_YET);
+  let said = false;
   try {
     for (;;) {
-      const ended = await watchOn(client, { resourceNames, name, format, selectors, columns, values }, deps);
+      let ended: number | ResolvedConfig;
+      try {
+        ended = await watchOn(client, { resourceNames, name, format, selectors, columns, values }, deps);
+      } catch (error) {
+        if (!followed || !isRetryable(error) || deps.signal.aborted) throw error;
+        if (!said) {
+          said = true;
+          const why = error instanceof Error ? error.message : String(error);
+          await write(
+            deps.output.err,
+            `raven watch: ${client.server} does not answer yet (${why}); retrying\n`,
+          );
+        }
+        try {
+          await sleep(systemClock, backoff.fail(), deps.signal);
+        } catch {
+          return 0; // interrupted while waiting
+        }
+        const config = await kubeconfigOf(values, deps).catch(() => undefined);
+        if (config !== undefined && config.server !== client.server) await follow(config);
+        continue;
+      }
       if (typeof ended === 'number') return ended;
-      await write(
-        deps.output.err,
-        `${paint(deps.output, 'yellow', `raven watch: the kubeconfig now names ${ended.server} for this context (was ${client.server}); watching there`)}\n`,
-      );
-      await client.destroy();
-      client = new KubeClient(ended);
+      await follow(ended);
+      followed = true;
+      said = false;
+      backoff.succeeded();
     }
   } finally {
     await client.destroy();
   }
 }
+
+/** Retries at an address the kubeconfig moved to, while the server there does not answer yet. */
+const NOT_ANSWERING_YET = { initialMs: 250, maxMs: 5_000, factor: 2, jitter: 0.2 };
 
 /** One resource being watched: its watch, its printer, the judge of its failures. */
 interface Target extends TargetWatch {

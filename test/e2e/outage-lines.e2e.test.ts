@@ -187,7 +187,7 @@ sinks:
   );
 });
 
-test('raven watch says it cannot reach a cluster restarted on a new port, and follows the kubeconfig to it', async (t) => {
+test('raven watch says it cannot reach a cluster restarted on a new port, follows the kubeconfig to it, and waits there, saying so once, until the server answers', async (t) => {
   const plane = await privateCluster();
   t.after(() => plane.stop());
   const ns = await freshNamespace(plane);
@@ -202,8 +202,10 @@ test('raven watch says it cannot reach a cluster restarted on a new port, and fo
   });
   await waitForRow(raven, 'the ConfigMap is listed', /^EXISTING\s+before\b/);
 
-  // Down for a while on the old port first, so the refusals are seen, then up on a new one.
-  const newPort = await plane.moveApiserver({ downMs: 8_000 });
+  // Down for a while on the old port first, so the refusals are seen, then up on a new one that
+  // the kubeconfig names 12 s before the apiserver listens there (a local cluster that rewrites
+  // its kubeconfig first): raven watch follows it while it still refuses, and waits.
+  const newPort = await plane.moveApiserver({ downMs: 8_000, kubeconfigAheadMs: 12_000 });
   const moved = new RegExp(
     `^raven watch: the kubeconfig now names https://127\\.0\\.0\\.1:${newPort} for this context \\(was https://127\\.0\\.0\\.1:${oldPort}\\); watching there$`,
     'm',
@@ -236,6 +238,10 @@ test('raven watch says it cannot reach a cluster restarted on a new port, and fo
     new RegExp(`^raven watch: configmaps: cannot reach 127\\.0\\.0\\.1:${oldPort} \\(.+\\); retrying$`),
   );
   assert.ok(lines.length <= MAX_LINES, lines.join('\n'));
+  const notYet = new RegExp(
+    `^raven watch: https://127\\.0\\.0\\.1:${newPort} does not answer yet \\(.*ECONNREFUSED.*\\); retrying$`,
+  );
+  assert.equal(lines.filter((l) => notYet.test(l)).length, 1, lines.join('\n'));
   assert.equal(
     raven.stdout.filter((l) => /^EXISTING\s+before\b/.test(l)).length,
     2,

@@ -304,7 +304,7 @@ export class ControlPlane {
    * manager's is not: it keeps failing to reach the old one). Resolves with the new port when the
    * apiserver is ready.
    */
-  async moveApiserver(options: { downMs?: number } = {}): Promise<number> {
+  async moveApiserver(options: { downMs?: number; kubeconfigAheadMs?: number } = {}): Promise<number> {
     await this.kill('apiserver');
     if (options.downMs) await new Promise((r) => setTimeout(r, options.downMs));
     const [port] = await freePorts(1);
@@ -316,6 +316,8 @@ export class ControlPlane {
     this.state.ports.apiserver = port;
     this.state.server = `https://127.0.0.1:${port}`;
     await writeFile(this.state.kubeconfig, kubeconfigYaml(this.state), { mode: 0o600 });
+    // The kubeconfig names the new address this long before anything listens there.
+    if (options.kubeconfigAheadMs) await new Promise((r) => setTimeout(r, options.kubeconfigAheadMs));
     await this.launch('apiserver');
     await this.waitFor('apiserver', () => this.apiserverReady(), READY_MS);
     return port;

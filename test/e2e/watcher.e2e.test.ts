@@ -159,12 +159,23 @@ test(
     // nothing to relist.
     await firstSync;
 
-    // Phase 1: create 200 pods while connections are cut every 150 ms.
-    let cutting = true;
+    // Phase 1: create 200 pods while connections are cut every 150 ms, each cut on a watch stream
+    // that opened since the cut before (on a loaded machine a stream can take longer than 150 ms
+    // to open: cut blindly, none might open between cuts, and no resume would be tested), and at
+    // least three cuts whatever the pace of the changes.
+    let cutting = true as boolean;
+    let cuts = 0;
     const cutter = (async () => {
-      while (cutting) {
+      let cutAt = -1; // the stream count at the last cut
+      // A safety net only: a watcher that never resumed would leave fewer than three cuts, failing below.
+      const giveUpAt = Date.now() + 240_000;
+      while ((cutting || cuts < 3) && Date.now() < giveUpAt) {
         await sleep(150);
+        const { reconnects, phase } = watcher.status();
+        if (phase !== 'watching' || reconnects === cutAt) continue;
+        cutAt = reconnects;
         proxy.cut();
+        cuts++;
       }
     })();
     await pool(names(0, 200), 8, create);
@@ -175,6 +186,9 @@ test(
     await pool(names(150, 200), 8, remove);
     cutting = false;
     await cutter;
+    // Each cut resumed: as many streams opened after the first as there were cuts (a generous
+    // safety net; the watcher's resumes decide).
+    for (let i = 0; i < 240 && watcher.status().reconnects < cuts; i++) await sleep(500);
 
     // Phase 3: stall the watcher's connection (half-open) while more changes happen, then compact
     // etcd and restart the apiserver so the old resourceVersion is gone: the watcher must relist.
@@ -207,7 +221,7 @@ test(
     assert.equal(fresh.items.length, 260 - deleted.size);
     assert.ok(same(), `watcher view (${view.size}) equals a fresh list (${fresh.items.length})`);
     assert.ok(status.relists >= 1, 'the compaction forced at least one relist');
-    assert.ok(status.reconnects >= 3, 'connections were cut and resumed');
+    assert.ok(status.reconnects >= cuts && cuts >= 3, `${cuts} cuts, ${status.reconnects} resumed streams`);
     assert.deepEqual(repeats, [], 'no event repeated a resourceVersion already delivered');
     for (const [id, count] of deletions) assert.equal(count, 1, `deletion of ${id} delivered once`);
     // A pod created and deleted entirely while the watcher could not see (between a disconnect and

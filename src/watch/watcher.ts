@@ -608,7 +608,8 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
           });
           for await (const chunk of body) {
             for (const item of decoder.push(chunk)) {
-              this.#known.itemType = decoder.itemType;
+              // Known once the list's kind (which leads the body) was read; kept bytes need it.
+              this.#known.itemType ??= decoder.itemType;
               this.#reconcile(item.object, item, false, relist, out);
               for (const event of out) yield event;
               out.length = 0;

@@ -2,8 +2,9 @@
  * Decodes a list body the apiserver sent as CBOR (`application/cbor`): the counterpart of
  * {@link ListDecoder} for a watcher that asked for CBOR. A CBOR list is one data item, so the body
  * is read whole before its items are decoded; each item is then decoded on its own (and its bytes
- * can be kept), and given the list's `kind` and `apiVersion` where it has none (`item-type.ts`). The checks are the JSON decoder's: a kind ending in `List`, `items` an array or
- * null, `metadata` an object, every item an object.
+ * can be kept), and given the list's `kind` and `apiVersion` where it has none (`item-type.ts`).
+ * The checks are the JSON decoder's: a kind ending in `List`, `items` an array or null, `metadata`
+ * an object, every item an object.
  */
 import { concatBytes } from './bytes.js';
 import { CborError, decodeCbor, splitCborList } from './cbor.js';

@@ -134,6 +134,15 @@ export interface WatcherOptions {
    * ask).
    */
   fieldManagers?: boolean;
+  /**
+   * Called with each object a watch stream delivers (not a list's items, not a CBOR stream's) and
+   * the JSON bytes it was parsed from, for a consumer that forwards objects as JSON and would
+   * otherwise serialise them again (the daemon's records). See `DecodeWatchOptions.objectJson`:
+   * the server's bytes, the same JSON value as `JSON.stringify(object)`. Called before the
+   * object's event is yielded, for every object decoded, delivered or not (a repeat is dropped
+   * after it). Default: none, and nothing is copied.
+   */
+  objectJson?: ((object: KubeObject, json: Buffer) => void) | undefined;
   /** Watch timeoutSeconds is drawn from [min, max) per stream so streams end and resume spread out. Default 300-600. */
   timeoutSeconds?: { min: number; max: number };
   /**
@@ -694,6 +703,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
       if (!initial) this.#phase = 'watching';
       const decode: DecodeWatchOptions = {
         dropManagedFields: this.#o.dropManagedFields === true,
+        objectJson: this.#o.objectJson,
         // Peeking before parsing pays off where objects are skipped: namespace filtering and the
         // streaming initial list (unchanged objects). A live watch rarely repeats a resourceVersion,
         // so it parses straight away and #apply drops a repeat after parsing.

@@ -40,6 +40,7 @@ import type { KnownStretches, PipelineEvent, Relist, ResumeFrom } from '../model
 import type { EventFeed } from '../events/event-feed.js';
 import type { WatcherConfig } from '../config/watcher-schema.js';
 import { watcherChangeChannel } from '../model/diagnostics.js';
+import { keepServerJson } from '../model/record-json.js';
 import { redact } from '../model/redact.js';
 import { compareResourceVersions } from '../model/resource-version.js';
 import { buildChangeEvent } from '../model/to-change-event.js';
@@ -163,6 +164,8 @@ export class WatcherPipeline {
       fieldManagers: true,
       // The pipeline keeps each object (redacted) for diffs and tombstones: the watcher need not.
       keepObjects: false,
+      // A record's object is written as the bytes it came in, not serialised again (record-json.ts).
+      objectJson: keepServerJson,
       clock: options.clock,
       logger: options.logger,
       signal: options.signal,

@@ -23,3 +23,32 @@ export function concatBytes(pieces: readonly Uint8Array[], total: number): Uint8
   if (pieces.length === 1 && pieces[0] !== undefined) return pieces[0];
   return Buffer.concat(pieces, total);
 }
+
+/** Bytes copied out by {@link copyOut} share slabs of this size. */
+const SLAB_BYTES = 256 * 1024;
+let slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
+let slabUsed = 0;
+
+/**
+ * One Buffer holding `head` then `tail`, copied out of whatever they are views into (a socket's
+ * chunk, which a view would keep alive whole). Copies share slabs that are never reused or
+ * written again: making an ArrayBuffer per copy cost about twice the copy itself, and a slab is
+ * freed once none of its copies is referenced. Copies are meant to be short-lived or few (a
+ * record's object, until its line is written); a larger piece gets a buffer of its own.
+ */
+export function copyOut(head: Uint8Array, tail?: Uint8Array): Buffer {
+  const length = head.byteLength + (tail?.byteLength ?? 0);
+  let out: Buffer;
+  if (length > SLAB_BYTES / 4) out = Buffer.allocUnsafeSlow(length);
+  else {
+    if (slabUsed + length > SLAB_BYTES) {
+      slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
+      slabUsed = 0;
+    }
+    out = slab.subarray(slabUsed, slabUsed + length);
+    slabUsed += length;
+  }
+  out.set(head, 0);
+  if (tail !== undefined) out.set(tail, head.byteLength);
+  return out;
+}

@@ -17,10 +17,12 @@
 import type { Status } from 'kubernetes-types/meta/v1.js';
 import { ApiError, isStatus } from '../../errors/api-error.js';
 import { Buffer } from 'node:buffer';
-import { utf8 } from './bytes.js';
+import { copyOut, utf8 } from './bytes.js';
 import { decodeCbor } from './cbor.js';
 import type { CborSequenceSplitter } from './cbor-sequence.js';
-import { parseBytesWithoutManagedFields } from './drop-managed-fields.js';
+import { dropManagedFields, parseBytesWithoutManagedFields } from './drop-managed-fields.js';
+import { CLOSE_BRACE, COLON, isJsonWhitespace, OPEN_BRACE } from './json-bytes.js';
+import { managedFieldsSpan, MANAGED_FIELDS_PARENTS } from './managed-fields-span.js';
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, type RawLine } from './line-splitter.js';
 import { objectPeekOf, peekBytes, peekWatchEvent, type WatchEventPeek } from './peek.js';
 import { isPlainObject } from './plain-object.js';
@@ -38,6 +40,16 @@ export interface DecodeWatchOptions {
   filter?: ((peek: WatchEventPeek) => boolean) | undefined;
   /** Longest accepted line, in bytes; default {@link DEFAULT_MAX_LINE_BYTES}. */
   maxLineBytes?: number;
+  /**
+   * Called with the object of each ADDED, MODIFIED and DELETED event the filter let through, and
+   * the JSON it was parsed from: the server's bytes of `object` (without managedFields when they
+   * are dropped), copied out of the stream and never written again. The same JSON value as
+   * `JSON.stringify(object)`, not always the same bytes: the apiserver escapes `<`, `>` and `&`,
+   * and a number beyond 2^53 keeps its digits. Not called when the event is not laid out as the
+   * apiserver writes it (`{"type":…,"object":{…}}`), when managedFields could not be cut from the
+   * bytes, or for CBOR.
+   */
+  objectJson?: ((object: KubeObject, json: Buffer) => void) | undefined;
 }
 
 /**
@@ -93,11 +105,18 @@ export function decodeWatchLine<T extends object = KubeObject>(
     }
   }
   let value: unknown;
+  // With objectJson, the bytes parsed are copied out first (managedFields cut), to be handed on.
+  const json =
+    options.objectJson === undefined
+      ? undefined
+      : jsonWithoutManagedFields(line.bytes, options.dropManagedFields === true);
   try {
     value =
-      options.dropManagedFields === true
-        ? parseBytesWithoutManagedFields(line.bytes, 'event', text)
-        : JSON.parse(textOf());
+      json !== undefined
+        ? JSON.parse(utf8(json))
+        : options.dropManagedFields === true
+          ? parseBytesWithoutManagedFields(line.bytes, 'event', text)
+          : JSON.parse(textOf());
   } catch (err) {
     if (textOf().trim() === '') return undefined;
     throw new StreamDecodeError(`malformed watch event (${(err as Error).message})`, line, textOf(), {
@@ -113,8 +132,72 @@ export function decodeWatchLine<T extends object = KubeObject>(
   ) {
     return undefined;
   }
+  if (json !== undefined && event.type !== 'ERROR' && event.type !== 'BOOKMARK' && twoMembers(value)) {
+    const object = event.object as KubeObject;
+    if (options.dropManagedFields === true && object.metadata?.managedFields !== undefined) {
+      // A duplicate key survived the cut: dropped from the object, which its bytes still carry.
+      event.object = dropManagedFields(object) as T;
+    } else {
+      const span = objectSpan(json, event.type);
+      if (span !== undefined) options.objectJson?.(object, json.subarray(span[0], span[1]));
+    }
+  }
   return event;
 }
+
+/**
+ * The line's bytes copied out of the stream, without `object.metadata.managedFields` when `drop`;
+ * undefined when the member is there but cannot be found in the bytes for sure.
+ */
+function jsonWithoutManagedFields(bytes: Uint8Array, drop: boolean): Buffer | undefined {
+  if (!drop) return copyOut(bytes);
+  const span = managedFieldsSpan(bytes, MANAGED_FIELDS_PARENTS.event);
+  if (span === undefined) return undefined;
+  // The cut is at ASCII bytes (a comma or a quote), never inside a multi-byte character.
+  return copyOut(bytes.subarray(0, span[0]), bytes.subarray(span[1]));
+}
+
+/** Whether a parsed event has only its `type` and `object`, as the apiserver writes it. */
+function twoMembers(value: unknown): boolean {
+  let members = 0;
+  for (const _ in value as object) members++;
+  return members === 2;
+}
+
+/** `{"type":"<TYPE>","object":`, as the apiserver writes each event's start. */
+const EVENT_START = new Map(
+  (['ADDED', 'MODIFIED', 'DELETED'] as const).map((type) => [
+    type as string,
+    Buffer.from(`{"type":"${type}","object":`),
+  ]),
+);
+
+/**
+ * Where `object` is in an event laid out as the apiserver writes it, `{"type":"<TYPE>","object":{…}}`
+ * (the type first, no whitespace, nothing after the object): [start, end) in bytes. Undefined for
+ * any other layout. The event was parsed and has no other member, so with that start and end the
+ * bytes between are the object, unless the server repeated the key (`{…},"object":{…}`): bytes
+ * with a key `"object"` anywhere in them are not vouched for (a nested one too, which costs only a
+ * serialisation).
+ */
+function objectSpan(bytes: Buffer, type: string): [number, number] | undefined {
+  const start = EVENT_START.get(type);
+  if (start === undefined || bytes.length < start.length + 3) return undefined;
+  if (bytes.compare(start, 0, start.length, 0, start.length) !== 0) return undefined;
+  let end = bytes.length - 1;
+  while (end > 0 && isJsonWhitespace(bytes[end] as number)) end--;
+  if (bytes[end] !== CLOSE_BRACE || bytes[end - 1] !== CLOSE_BRACE) return undefined;
+  if (bytes[start.length] !== OPEN_BRACE) return undefined;
+  // A quote inside a string is escaped, so `"object"` then a colon is a key.
+  for (let at = bytes.indexOf(OBJECT_KEY, start.length); at >= 0; at = bytes.indexOf(OBJECT_KEY, at + 1)) {
+    let next = at + OBJECT_KEY.length;
+    while (isJsonWhitespace(bytes[next] as number)) next++;
+    if (bytes[next] === COLON) return undefined;
+  }
+  return [start.length, end];
+}
+
+const OBJECT_KEY = Buffer.from('"object"');
 
 /**
  * Decode one data item of a CBOR watch stream (`application/cbor-seq`, see

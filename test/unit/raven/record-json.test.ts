@@ -2,14 +2,16 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { gapNotice } from '../../../src/raven/model/gap-notice.js';
 import {
+  keepServerJson,
   OBJECT_BYTES_BUDGET,
   recordJson,
   recordLine,
+  SERVER_JSON_BUDGET,
   serialisedObject,
 } from '../../../src/raven/model/record-json.js';
 import { changeEvent, countedPod, pod, PODS, TIME } from './checkpoint/fixtures.js';
 
-test('a record is written exactly as JSON.stringify writes it', () => {
+test('a record of objects with no server bytes is written exactly as JSON.stringify writes it', () => {
   const previous = pod('d', 'a', { rv: '4', image: 'nginx:1.24' });
   const modified = {
     ...changeEvent('modified', pod('d', 'a', { rv: '5', image: 'nginx:1.25 "é" ☕' })),
@@ -89,4 +91,37 @@ test('the line of a record is its JSON and a newline as UTF-8, encoded once, and
     time: TIME,
   });
   assert.equal(recordLine(gap).toString('utf8'), `${JSON.stringify(gap)}\n`);
+});
+
+test("a record's object is written as the bytes the server sent, once, and kept for its next change", () => {
+  const object = pod('d', 'a', { rv: '5', image: 'nginx:1.25 <b> & é' });
+  // The apiserver's bytes for that object: the same value, `<`, `>` and `&` escaped.
+  const server = Buffer.from(
+    JSON.stringify(object).replace('<', '\\u003c').replace('>', '\\u003e').replace('&', '\\u0026'),
+  );
+  keepServerJson(object, server);
+  const event = changeEvent('added', object);
+  const line = recordLine(event);
+  assert.ok(line.includes(server), "the server's bytes, as they came");
+  assert.deepEqual(
+    JSON.parse(line.toString('utf8')),
+    JSON.parse(JSON.stringify(event)),
+    'the same JSON value',
+  );
+  assert.deepEqual(serialisedObject(event), server, 'the checkpoint stores those bytes');
+  // As the next change's previous state, the same bytes are taken from the line.
+  const next = { ...changeEvent('modified', pod('d', 'a', { rv: '6' })), previous: object };
+  assert.ok(recordLine(next).includes(server));
+  // Taken by the first record: a second record of the same object is serialised.
+  const again = changeEvent('modified', object);
+  assert.equal(recordJson(again), JSON.stringify(again));
+});
+
+test("a server's bytes not taken are dropped past their budget, and the object is serialised", () => {
+  const object = pod('d', 'b', { rv: '5' });
+  keepServerJson(object, Buffer.from(JSON.stringify(object).replace('"b"', '"\\u0062"')));
+  const filler = Buffer.alloc(64 * 1024, 0x20);
+  for (let kept = 0; kept <= SERVER_JSON_BUDGET; kept += filler.length) keepServerJson(pod('d', 'f'), filler);
+  const event = changeEvent('added', object);
+  assert.equal(recordJson(event), JSON.stringify(event));
 });

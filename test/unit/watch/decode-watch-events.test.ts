@@ -222,3 +222,76 @@ test('dropManagedFields removes managedFields from every event object and nothin
     assert.deepEqual(event, want);
   }
 });
+
+/** Decode `lines` with objectJson, returning the events and what objectJson was given. */
+async function decodeWithJson(
+  lines: string[],
+  options: DecodeWatchOptions = {},
+): Promise<{ events: WatchEvent[]; given: { object: unknown; json: Buffer }[] }> {
+  const given: { object: unknown; json: Buffer }[] = [];
+  const stream = encode(`${lines.join('\n')}\n`);
+  const events = await decode([stream], {
+    ...options,
+    objectJson: (object, json) => given.push({ object, json }),
+  });
+  for (const { json } of given) assert.notEqual(json.buffer, stream.buffer, 'copied out of the stream');
+  return { events, given };
+}
+
+test('objectJson is given each object with the bytes it was parsed from, managedFields cut when dropped', async () => {
+  // As the apiserver writes it: `<`, `>` and `&` escaped, and an integer JSON.parse cannot hold.
+  const serverObject = JSON.stringify(realisticPod('web-3', '7')).replace(
+    '"spec":{',
+    '"spec":{"note":"a \\u003cb\\u003e \\u0026 c","big":12345678901234567890,',
+  );
+  const line = (type: string): string => `{"type":"${type}","object":${serverObject}}`;
+  for (const drop of [false, true]) {
+    const { events, given } = await decodeWithJson(
+      [
+        line('ADDED'),
+        line('MODIFIED'),
+        '{"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"9"}}}',
+        line('DELETED'),
+      ],
+      { dropManagedFields: drop },
+    );
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['ADDED', 'MODIFIED', 'BOOKMARK', 'DELETED'],
+    );
+    assert.equal(given.length, 3, `drop ${drop}: each change's object, not the bookmark's`);
+    for (const [i, { object, json }] of given.entries()) {
+      const event = events[i === 2 ? 3 : i];
+      assert.equal(object, event?.object, 'the very object the event carries');
+      const text = json.toString('utf8');
+      assert.deepEqual(JSON.parse(text), object, 'the same JSON value as the object');
+      assert.match(text, /a \\u003cb\\u003e \\u0026 c/, "the server's bytes, escapes as they came");
+      assert.match(text, /"big":12345678901234567890,/);
+      assert.equal(text.includes('"managedFields":'), !drop);
+    }
+  }
+});
+
+test('objectJson is not given bytes it cannot vouch for, and the decoded events do not change', async () => {
+  const pod = JSON.stringify(realisticPod('web-4', '8'));
+  const dupManaged = JSON.stringify(realisticPod('web-5', '9')).replace(
+    '"metadata":{',
+    '"metadata":{"managedFields":[{"manager":"a"}],"managedFields":[{"manager":"b"}],',
+  );
+  const lines = [
+    `{"object":${pod},"type":"ADDED"}`, // the object first
+    `{"type":"ADDED", "object":${pod}}`, // whitespace
+    `{"type":"MODIFIED","object":${pod},"extra":{}}`, // a member after the object
+    `{"type":"MODIFIED","object":${dupManaged}}`, // a managedFields key left after the cut
+    `{"type":"MODIFIED","object":{"metadata":{"name":"x"}}, "object" :${pod}}`, // the key repeated
+  ];
+  const plainDecode = await decode([encode(`${lines.join('\n')}\n`)], { dropManagedFields: true });
+  const { events, given } = await decodeWithJson(lines, { dropManagedFields: true });
+  assert.deepEqual(events, plainDecode);
+  assert.equal(events.length, 5);
+  assert.ok(events.every((e) => e.type !== 'ERROR' && e.object.metadata?.managedFields === undefined));
+  assert.deepEqual(given, []);
+  // A filter that drops an event drops it before anything is copied.
+  const filtered = await decodeWithJson([`{"type":"ADDED","object":${pod}}`], { filter: () => false });
+  assert.deepEqual(filtered, { events: [], given: [] });
+});

@@ -87,7 +87,7 @@ routes:
   await ok(
     plane.adminRequest('POST', `${api}/configmaps`, { metadata: { name: 'app' }, data: { mode: 'a' } }),
   );
-  await ok(plane.adminRequest('PATCH', `${api}/configmaps/app`, { data: { mode: 'b', extra: 'x' } }));
+  await ok(plane.adminRequest('PATCH', `${api}/configmaps/app`, { data: { mode: 'b', extra: '<x> & y' } }));
   await ok(
     plane.adminRequest('POST', `${apps}/deployments`, {
       metadata: { name: 'web' },
@@ -197,14 +197,24 @@ routes:
     assert.ok(found, `${watcher} ${type}`);
     return found;
   };
+  // A record's object is the apiserver's own bytes (docs/sinks.md): its escapes of `<`, `>` and
+  // `&` are there, in the object and nowhere else (the diff is Raven's JSON).
+  const fileText = await readFile(join(dir, 'out', 'events.jsonl'), 'utf8');
+  const cmLine = fileText
+    .split('\n')
+    .find((line) => line.includes('"watcher":"configmaps"') && line.includes('"type":"modified"'));
+  assert.ok(cmLine, 'the configmap change is a line of the file');
+  assert.match(cmLine, /"object":\{[^\n]*"extra":"\\u003cx\\u003e \\u0026 y"/);
+  assert.match(cmLine, /"new":"<x> & y"/);
   for (const events of [hookEvents(), jsonLines(raven.stdout), archived]) {
     const cm = find(events, 'configmaps', 'modified');
     assert.equal(cm.namespace, ns);
     assert.deepEqual(cm.resource, { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap' });
     assert.deepEqual(cm.diff, [
-      { path: 'data.extra', op: 'add', new: 'x' },
+      { path: 'data.extra', op: 'add', new: '<x> & y' },
       { path: 'data.mode', op: 'replace', old: 'a', new: 'b' },
     ]);
+    assert.equal(cm.object.data?.extra, '<x> & y');
     const deploy = find(events, 'deployments', 'modified');
     assert.deepEqual(deploy.resource, {
       group: 'apps',

@@ -17,12 +17,11 @@
 import type { Status } from 'kubernetes-types/meta/v1.js';
 import { ApiError, isStatus } from '../../errors/api-error.js';
 import { Buffer } from 'node:buffer';
-import { copyOut, utf8 } from './bytes.js';
+import { utf8 } from './bytes.js';
 import { decodeCbor } from './cbor.js';
 import type { CborSequenceSplitter } from './cbor-sequence.js';
-import { dropManagedFields, parseBytesWithoutManagedFields } from './drop-managed-fields.js';
+import { parseBytesCopied, parseBytesWithoutManagedFields } from './drop-managed-fields.js';
 import { CLOSE_BRACE, COLON, isJsonWhitespace, OPEN_BRACE } from './json-bytes.js';
-import { managedFieldsSpan, MANAGED_FIELDS_PARENTS } from './managed-fields-span.js';
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, type RawLine } from './line-splitter.js';
 import { objectPeekOf, peekBytes, peekWatchEvent, type WatchEventPeek } from './peek.js';
 import { isPlainObject } from './plain-object.js';
@@ -106,14 +105,16 @@ export function decodeWatchLine<T extends object = KubeObject>(
   }
   let value: unknown;
   // With objectJson, the bytes parsed are copied out first (managedFields cut), to be handed on.
-  const json =
-    options.objectJson === undefined
-      ? undefined
-      : jsonWithoutManagedFields(line.bytes, options.dropManagedFields === true);
+  let json: Buffer | undefined;
   try {
+    const copied =
+      options.objectJson === undefined
+        ? undefined
+        : parseBytesCopied(line.bytes, 'event', options.dropManagedFields === true);
+    json = copied?.json;
     value =
-      json !== undefined
-        ? JSON.parse(utf8(json))
+      copied !== undefined
+        ? copied.value
         : options.dropManagedFields === true
           ? parseBytesWithoutManagedFields(line.bytes, 'event', text)
           : JSON.parse(textOf());
@@ -133,28 +134,10 @@ export function decodeWatchLine<T extends object = KubeObject>(
     return undefined;
   }
   if (json !== undefined && event.type !== 'ERROR' && event.type !== 'BOOKMARK' && twoMembers(value)) {
-    const object = event.object as KubeObject;
-    if (options.dropManagedFields === true && object.metadata?.managedFields !== undefined) {
-      // A duplicate key survived the cut: dropped from the object, which its bytes still carry.
-      event.object = dropManagedFields(object) as T;
-    } else {
-      const span = objectSpan(json, event.type);
-      if (span !== undefined) options.objectJson?.(object, json.subarray(span[0], span[1]));
-    }
+    const span = objectSpan(json, event.type);
+    if (span !== undefined) options.objectJson?.(event.object, json.subarray(span[0], span[1]));
   }
   return event;
-}
-
-/**
- * The line's bytes copied out of the stream, without `object.metadata.managedFields` when `drop`;
- * undefined when the member is there but cannot be found in the bytes for sure.
- */
-function jsonWithoutManagedFields(bytes: Uint8Array, drop: boolean): Buffer | undefined {
-  if (!drop) return copyOut(bytes);
-  const span = managedFieldsSpan(bytes, MANAGED_FIELDS_PARENTS.event);
-  if (span === undefined) return undefined;
-  // The cut is at ASCII bytes (a comma or a quote), never inside a multi-byte character.
-  return copyOut(bytes.subarray(0, span[0]), bytes.subarray(span[1]));
 }
 
 /** Whether a parsed event has only its `type` and `object`, as the apiserver writes it. */

@@ -9,7 +9,7 @@
  * the member is always deleted from the result, so duplicate keys cannot leak it. The content of a
  * cut member is not validated.
  */
-import { utf8 } from './bytes.js';
+import { copyOut, utf8 } from './bytes.js';
 import { isPlainObject } from './plain-object.js';
 import { failed, scanObject, skipValue, skipWhitespace, type Member } from './json-scanner.js';
 import { managedFieldsSpan, MANAGED_FIELDS_PARENTS } from './managed-fields-span.js';
@@ -73,6 +73,32 @@ export function parseBytesWithoutManagedFields(
   );
 }
 
+/**
+ * `JSON.parse` of `bytes` (without managedFields when `drop`, as {@link parseBytesWithoutManagedFields}
+ * gives it), with the bytes it parsed copied out of `bytes` (`copyOut`), for a caller that hands
+ * them on. `json` is undefined when they are not the value's: a duplicate key left a member the
+ * cut missed (dropped from the value, still in the bytes). Undefined when the member cannot be
+ * found in the bytes for sure: the caller parses as usual.
+ */
+export function parseBytesCopied(
+  bytes: Uint8Array,
+  location: ManagedFieldsLocation,
+  drop: boolean,
+): { value: unknown; json: Buffer | undefined } | undefined {
+  if (!drop) {
+    const json = copyOut(bytes);
+    return { value: JSON.parse(utf8(json)), json };
+  }
+  const span = managedFieldsSpan(bytes, MANAGED_FIELDS_PARENTS[location]);
+  if (span === undefined) return undefined;
+  // The cut is at ASCII bytes (a comma or a quote), never inside a multi-byte character.
+  const json = copyOut(bytes.subarray(0, span[0]), bytes.subarray(span[1]));
+  const value = JSON.parse(utf8(json)) as unknown;
+  // Asked first: the cleaning replaces an event's object in place.
+  const left = hasManagedFields(value, location);
+  return { value: withoutManagedFields(value, location), json: left ? undefined : json };
+}
+
 /** `text` with the member at `path` removed, or undefined when it is absent or not found for sure. */
 export function cutMember(text: string, open: number, path: readonly string[]): string | undefined {
   const [head, ...rest] = path;
@@ -92,6 +118,14 @@ export function cutMember(text: string, open: number, path: readonly string[]): 
   const next = skipWhitespace(text, valueEnd);
   const to = text.charCodeAt(next) === 0x2c ? next + 1 : valueEnd;
   return text.slice(0, found.keyStart) + text.slice(to);
+}
+
+/** Whether a parsed value (before {@link withoutManagedFields}) still has managedFields at `location`. */
+function hasManagedFields(value: unknown, location: ManagedFieldsLocation): boolean {
+  const object = location === 'event' && isPlainObject(value) ? value.object : value;
+  return (
+    isPlainObject(object) && isPlainObject(object.metadata) && object.metadata.managedFields !== undefined
+  );
 }
 
 /**

@@ -219,7 +219,10 @@ export function watchResource<T extends KubeObject = KubeObject>(
         path: resourcePath(resource),
         ...(filter === undefined
           ? {}
-          : { accept: (peek: ObjectPeek) => peek.namespace === undefined || filter(peek.namespace) }),
+          : {
+              accept: (peek: ObjectPeek) => peek.namespace === undefined || filter(peek.namespace),
+              acceptReads: ['namespace'],
+            }),
         ...resumeWhere((ns) => filter === undefined || ns === undefined || filter(ns)),
       }),
     );

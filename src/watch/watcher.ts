@@ -29,7 +29,14 @@ import {
   type DecodeWatchOptions,
 } from './decode/decode-watch-events.js';
 import { LineSplitter } from './decode/line-splitter.js';
-import { objectPeekOf, type ObjectPeek, type WatchEventPeek } from './decode/peek.js';
+import {
+  objectPeekOf,
+  PEEK_FIELD,
+  peekFields,
+  type ObjectPeek,
+  type PeekFields,
+  type WatchEventPeek,
+} from './decode/peek.js';
 import type { KubeObject } from './decode/watch-event.js';
 import { guardInactivity } from './inactivity.js';
 import { KnownObjects, type Known, type ObjectSource } from './known-objects.js';
@@ -94,6 +101,12 @@ export interface WatcherOptions {
   fieldSelector?: string;
   /** Client-side scope filter, consulted before an object is parsed (namespace patterns). */
   accept?: (peek: ObjectPeek) => boolean;
+  /**
+   * The members of the peek `accept` reads; default all four. On a live watch the peek then reads
+   * only these (with `resourceVersion`, and the shard's field when the watcher filters by shard)
+   * and stops reading an object's metadata as soon as it has them.
+   */
+  acceptReads?: readonly (keyof ObjectPeek)[];
   /**
    * Watch one shard only: the objects whose 64-bit FNV-1a hash of `metadata.uid` (or
    * `metadata.namespace`) falls in `range` (`shard.ts`). Before its first request the watcher
@@ -207,6 +220,8 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
   readonly #o: WatcherOptions;
   /** The pre-parse filter: `accept`, and the shard's hash range when the server does not filter. */
   #accept: ((peek: ObjectPeek) => boolean) | undefined;
+  /** The members of the peek {@link #accept} reads, and the resourceVersion. */
+  #acceptReads: PeekFields;
   #shardFiltering: 'server' | 'client' | undefined;
   readonly #clock: Clock;
   readonly #random: () => number;
@@ -248,6 +263,8 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
     this.#pageSize = options.pageSize ?? 500;
     this.#started = this.#clock.now();
     this.#accept = options.accept;
+    this.#acceptReads =
+      PEEK_FIELD.resourceVersion | peekFields(options.acceptReads ?? ['name', 'namespace', 'uid']);
     const shard = options.shard === undefined ? undefined : checkShard(options.shard);
     if (options.resume !== undefined) {
       for (const object of options.resume.objects)
@@ -471,6 +488,8 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
     this.#shardFiltering = 'client';
     const inThisShard = shardTest(shard);
     this.#accept = (peek) => inThisShard(peek) && (accept === undefined || accept(peek));
+    this.#acceptReads =
+      PEEK_FIELD[shard.field] | (accept === undefined ? PEEK_FIELD.resourceVersion : this.#acceptReads);
     this.#log.info(
       { shardSelector: selector, ...(failure === undefined ? {} : { err: failure }) },
       failure === undefined
@@ -704,14 +723,13 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
       const decode: DecodeWatchOptions = {
         dropManagedFields: this.#o.dropManagedFields === true,
         objectJson: this.#o.objectJson,
-        // Peeking before parsing pays off where objects are skipped: namespace filtering and the
-        // streaming initial list (unchanged objects). A live watch rarely repeats a resourceVersion,
-        // so it parses straight away and #apply drops a repeat after parsing.
+        // Peeking before parsing pays off where objects are skipped: namespace and shard filtering,
+        // and the streaming initial list (unchanged objects). A live watch rarely repeats a
+        // resourceVersion, so it parses what it accepts straight away and #apply drops a repeat.
         // With nothing known yet, nothing can be unchanged: the first list parses straight away too.
-        filter:
-          this.#accept !== undefined || (initial && this.#known.size > 0)
-            ? (peek: WatchEventPeek) => this.#watchFilter(peek, listing)
-            : undefined,
+        ...(initial && (this.#accept !== undefined || this.#known.size > 0)
+          ? { filter: (peek: WatchEventPeek) => this.#listingFilter(peek) }
+          : this.#liveFilter()),
       };
       // Lines are decoded here, each just before its event is yielded: no generator in between.
       const splitter = cbor ? undefined : new LineSplitter();
@@ -739,7 +757,7 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
               for (const gone of this.#tombstones()) yield gone;
               listing = false;
               // The live watch that follows parses straight away, as a plain watch does.
-              if (this.#accept === undefined) decode.filter = undefined;
+              Object.assign(decode, this.#liveFilter());
               this.#synced = true;
               this.#listOpen = false;
               this.#phase = 'watching';
@@ -846,17 +864,34 @@ export class Watcher<T extends KubeObject = KubeObject> implements AsyncIterable
     }
   }
 
-  #watchFilter(peek: WatchEventPeek, listing: boolean): boolean {
+  /** A streaming initial list's filter: out of scope, or unchanged since it was last listed. */
+  #listingFilter(peek: WatchEventPeek): boolean {
     if (peek.type === 'BOOKMARK') return true;
-    if (this.#accept !== undefined && !this.#accept(peek)) {
-      if (peek.resourceVersion !== undefined) this.#resourceVersion = peek.resourceVersion;
-      return false;
-    }
-    if (peek.type !== 'DELETED' && this.#known.unchanged(peek, listing)) {
+    if (
+      (this.#accept !== undefined && !this.#accept(peek)) ||
+      (peek.type !== 'DELETED' && this.#known.unchanged(peek, true))
+    ) {
       if (peek.resourceVersion !== undefined) this.#resourceVersion = peek.resourceVersion;
       return false;
     }
     return true;
+  }
+
+  /**
+   * A live watch's filter: the scope alone, reading only what it needs from the peek (a shard's
+   * foreign event costs a few hundred bytes scanned and one hash); none without a scope.
+   */
+  #liveFilter(): Pick<DecodeWatchOptions, 'filter' | 'filterReads'> {
+    const accept = this.#accept;
+    if (accept === undefined) return { filter: undefined, filterReads: undefined };
+    return {
+      filter: (peek) => {
+        if (peek.type === 'BOOKMARK' || accept(peek)) return true;
+        if (peek.resourceVersion !== undefined) this.#resourceVersion = peek.resourceVersion;
+        return false;
+      },
+      filterReads: this.#acceptReads,
+    };
   }
 
   /** Apply a live watch event (parsed from `text`) to what is known; nothing for a change already seen. */

@@ -4,15 +4,17 @@
  */
 
 /**
- * Decode UTF-8 bytes (the first `end` of them, if given) without copying them first. A Buffer
- * (what a socket gives) is decoded as it is: wrapping it, or slicing a prefix, would cost an
- * object each time, as much as decoding a few hundred bytes.
+ * Decode UTF-8 bytes (those before `end` and from `start`, if given) without copying them first.
+ * A Buffer (what a socket gives) is decoded as it is: wrapping it, or slicing a prefix, would cost
+ * an object each time, as much as decoding a few hundred bytes.
  */
-export function utf8(bytes: Uint8Array, end = bytes.byteLength): string {
+export function utf8(bytes: Uint8Array, end = bytes.byteLength, start = 0): string {
   const buffer = Buffer.isBuffer(bytes)
     ? bytes
     : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  return end >= buffer.byteLength ? buffer.toString('utf8') : buffer.toString('utf8', 0, end);
+  return start === 0 && end >= buffer.byteLength
+    ? buffer.toString('utf8')
+    : buffer.toString('utf8', start, end);
 }
 
 /**

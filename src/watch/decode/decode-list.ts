@@ -19,7 +19,7 @@ import { utf8 } from './bytes.js';
 import { parseBytesWithoutManagedFields } from './drop-managed-fields.js';
 import { DEFAULT_MAX_LINE_BYTES } from './line-splitter.js';
 import { ListScanner, type ListToken } from './list-scanner.js';
-import { objectPeekOf, peekBytes, peekObject, type ObjectPeek } from './peek.js';
+import { objectPeekOf, peekObject, type ObjectPeek } from './peek.js';
 import { itemTypeOf, withItemType, type ItemType } from './item-type.js';
 import { isPlainObject } from './plain-object.js';
 import { StreamDecodeError } from './stream-decode-error.js';
@@ -137,7 +137,7 @@ export class ListDecoder<T extends object = KubeObject> {
     const { filter } = this.#options;
     let text: string | undefined;
     const textOf = (): string => (text ??= utf8(token.bytes));
-    const peek = filter === undefined ? undefined : peekBytes(token.bytes, peekObject, textOf);
+    const peek = filter === undefined ? undefined : peekObject(token.bytes);
     if (peek !== undefined && filter?.(peek) === false) return undefined;
     let value: unknown;
     try {

@@ -23,7 +23,7 @@ import type { CborSequenceSplitter } from './cbor-sequence.js';
 import { parseBytesCopied, parseBytesWithoutManagedFields } from './drop-managed-fields.js';
 import { CLOSE_BRACE, COLON, isJsonWhitespace, OPEN_BRACE } from './json-bytes.js';
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, type RawLine } from './line-splitter.js';
-import { objectPeekOf, peekBytes, peekWatchEvent, type WatchEventPeek } from './peek.js';
+import { objectPeekOf, peekWatchEvent, type PeekFields, type WatchEventPeek } from './peek.js';
 import { isPlainObject } from './plain-object.js';
 import { StreamDecodeError } from './stream-decode-error.js';
 import { isObjectEventType, type KubeObject, type WatchEvent } from './watch-event.js';
@@ -37,6 +37,11 @@ export interface DecodeWatchOptions {
    * is no filter: a watcher sets it so when its initial list ends, without changing the object's shape.
    */
   filter?: ((peek: WatchEventPeek) => boolean) | undefined;
+  /**
+   * The members of the peek `filter` reads (see `PeekFields`); default all. The others are left
+   * undefined in a peek of the text, and reading stops once these are found.
+   */
+  filterReads?: PeekFields | undefined;
   /** Longest accepted line, in bytes; default {@link DEFAULT_MAX_LINE_BYTES}. */
   maxLineBytes?: number;
   /**
@@ -97,7 +102,7 @@ export function decodeWatchLine<T extends object = KubeObject>(
   const { filter } = options;
   let peeked = false;
   if (filter !== undefined) {
-    const peek = peekBytes(line.bytes, peekWatchEvent, textOf);
+    const peek = peekWatchEvent(line.bytes, options.filterReads);
     if (peek !== undefined && isObjectEventType(peek.type)) {
       if (!filter(peek)) return undefined;
       peeked = true;

@@ -9,7 +9,7 @@
  * the member is always deleted from the result, so duplicate keys cannot leak it. The content of a
  * cut member is not validated.
  */
-import { copyOut, utf8 } from './bytes.js';
+import { concatBytes, copyOut, utf8 } from './bytes.js';
 import { isPlainObject } from './plain-object.js';
 import { failed, scanObject, skipValue, skipWhitespace, type Member } from './json-scanner.js';
 import { managedFieldsSpan, MANAGED_FIELDS_PARENTS } from './managed-fields-span.js';
@@ -49,15 +49,14 @@ const paths: Record<ManagedFieldsLocation, readonly string[]> = {
  * // => { metadata: { name: 'a' } }
  */
 export function parseWithoutManagedFields(text: string, location: ManagedFieldsLocation): unknown {
-  const path = paths[location];
-  const cut = cutMember(text, skipWhitespace(text, 0), path);
-  return withoutManagedFields(JSON.parse(cut ?? text), location);
+  return parseBytesWithoutManagedFields(Buffer.from(text), location, text);
 }
 
 /**
  * {@link parseWithoutManagedFields} for raw UTF-8 bytes: the member is found in the bytes (see
- * `managed-fields-span.ts`) and only the rest is decoded and parsed. `text`, when the caller has
- * decoded the bytes already, is used where the member cannot be found in the bytes.
+ * `managed-fields-span.ts`) and only the rest is decoded and parsed. Where it is not laid out as
+ * the apiserver writes it, the member is looked for by walking the object's members (`cutMember`);
+ * `text`, when the caller has decoded the bytes already, is parsed when it is not found there either.
  */
 export function parseBytesWithoutManagedFields(
   bytes: Uint8Array,
@@ -65,7 +64,10 @@ export function parseBytesWithoutManagedFields(
   text?: string,
 ): unknown {
   const span = managedFieldsSpan(bytes, MANAGED_FIELDS_PARENTS[location]);
-  if (span === undefined) return parseWithoutManagedFields(text ?? utf8(bytes), location);
+  if (span === undefined) {
+    const cut = cutMember(bytes, skipWhitespace(bytes, 0), paths[location]);
+    return withoutManagedFields(JSON.parse(cut === undefined ? (text ?? utf8(bytes)) : utf8(cut)), location);
+  }
   // The cut is at ASCII bytes (a comma or a quote), never inside a multi-byte character.
   return withoutManagedFields(
     JSON.parse(utf8(bytes.subarray(0, span[0])) + utf8(bytes.subarray(span[1]))),
@@ -99,25 +101,32 @@ export function parseBytesCopied(
   return { value: withoutManagedFields(value, location), json: left ? undefined : json };
 }
 
-/** `text` with the member at `path` removed, or undefined when it is absent or not found for sure. */
-export function cutMember(text: string, open: number, path: readonly string[]): string | undefined {
+/** `bytes` with the member at `path` removed, or undefined when it is absent or not found for sure. */
+export function cutMember(bytes: Uint8Array, open: number, path: readonly string[]): Uint8Array | undefined {
   const [head, ...rest] = path;
   let found: Member | undefined;
-  const end = scanObject(text, open, (member) => {
+  const end = scanObject(bytes, open, (member) => {
     if (member.key !== head) return true;
     found = member;
     return false;
   });
   if (failed(end) || found === undefined) return undefined;
   if (rest.length > 0) {
-    return text.charCodeAt(found.valueStart) === 0x7b ? cutMember(text, found.valueStart, rest) : undefined;
+    return bytes[found.valueStart] === 0x7b ? cutMember(bytes, found.valueStart, rest) : undefined;
   }
-  const valueEnd = skipValue(text, found.valueStart);
+  const valueEnd = skipValue(bytes, found.valueStart);
   if (valueEnd < 0) return undefined;
-  if (found.commaBefore >= 0) return text.slice(0, found.commaBefore) + text.slice(valueEnd);
-  const next = skipWhitespace(text, valueEnd);
-  const to = text.charCodeAt(next) === 0x2c ? next + 1 : valueEnd;
-  return text.slice(0, found.keyStart) + text.slice(to);
+  if (found.commaBefore >= 0)
+    return concatBytes(
+      [bytes.subarray(0, found.commaBefore), bytes.subarray(valueEnd)],
+      bytes.length - (valueEnd - found.commaBefore),
+    );
+  const next = skipWhitespace(bytes, valueEnd);
+  const to = bytes[next] === 0x2c ? next + 1 : valueEnd;
+  return concatBytes(
+    [bytes.subarray(0, found.keyStart), bytes.subarray(to)],
+    bytes.length - (to - found.keyStart),
+  );
 }
 
 /** Whether a parsed value (before {@link withoutManagedFields}) still has managedFields at `location`. */

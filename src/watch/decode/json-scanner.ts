@@ -1,24 +1,27 @@
 /**
- * A small structural scanner over JSON text, for looking at a few members of a large document
- * without parsing it. It walks objects member by member and skips values by matching brackets,
- * aware of strings and escapes, so a key that appears inside a string or a nested object is never
- * mistaken for the member being looked for.
+ * A small structural scanner over the UTF-8 bytes of JSON, for looking at a few members of a large
+ * document without decoding or parsing it. It walks objects member by member and skips values by
+ * matching brackets, aware of strings and escapes, so a key that appears inside a string or a
+ * nested object is never mistaken for the member being looked for. It works on the bytes as they
+ * came from the socket: every structural character is ASCII, and no byte of a multi-byte UTF-8
+ * character is, so no character needs decoding to be stepped over.
  *
  * Contract: the scanner validates only the structure it walks. Every function answers
- * {@link MALFORMED} (or undefined) when the text does not look as expected; callers then fall back
+ * {@link MALFORMED} (or undefined) when the bytes do not look as expected; callers then fall back
  * to a full `JSON.parse`, which reports the real error. Duplicate keys are assumed absent (the
  * apiserver never emits them); where `JSON.parse` keeps the last, the scanner sees the first.
  */
 
-import { BACKSLASH, isJsonWhitespace, QUOTE } from './json-bytes.js';
+import { utf8 } from './bytes.js';
+import { isJsonWhitespace } from './json-bytes.js';
 
-/** Returned when the text is not well-formed where the scanner looked. */
+/** Returned when the bytes are not well-formed where the scanner looked. */
 export const MALFORMED = -1;
 /** Returned by {@link scanObject} when the visitor stopped the scan early. */
 export const STOPPED = -2;
 /**
- * Returned when the text ended before what the scanner was reading did: well-formed so far, and
- * cut, as a prefix of a longer text is. Callers reading whole texts treat it as {@link MALFORMED}.
+ * Returned when the bytes ended before what the scanner was reading did: well-formed so far, and
+ * cut, as a prefix of a longer document is. Callers reading whole documents treat it as {@link MALFORMED}.
  */
 export const CUT = -3;
 
@@ -27,56 +30,56 @@ export function failed(end: number): boolean {
   return end === MALFORMED || end === CUT;
 }
 
-/** Index of the first non-whitespace character at or after `i`. */
-export function skipWhitespace(s: string, i: number): number {
-  while (i < s.length) {
-    if (!isJsonWhitespace(s.charCodeAt(i))) break;
-    i++;
-  }
+/** Index of the first non-whitespace byte at or after `i`. */
+export function skipWhitespace(b: Uint8Array, i: number): number {
+  while (i < b.length && isJsonWhitespace(b[i] as number)) i++;
   return i;
 }
 
-/** `s[i]` is an opening quote; the index just past the closing quote, or CUT. */
-export function skipString(s: string, i: number): number {
-  let from = i + 1;
-  for (;;) {
-    const quote = s.indexOf('"', from);
-    if (quote < 0) return CUT;
-    let backslashes = 0;
-    while (s.charCodeAt(quote - 1 - backslashes) === BACKSLASH) backslashes++;
-    if (backslashes % 2 === 0) return quote + 1;
-    from = quote + 1;
+/** Index of the closing quote of the string whose content starts at `b[i]`, or -1 when it does not end. */
+export function endOfString(b: Uint8Array, i: number): number {
+  for (; i < b.length; i++) {
+    const c = b[i];
+    if (c === 0x22) return i;
+    if (c === 0x5c) i++;
   }
+  return -1;
+}
+
+/** `b[i]` is an opening quote; the index just past the closing quote, or CUT. */
+export function skipString(b: Uint8Array, i: number): number {
+  const close = endOfString(b, i + 1);
+  return close < 0 ? CUT : close + 1;
 }
 
 /**
  * Skip the value starting at `i` (no leading whitespace): the index just past it, MALFORMED, or
- * CUT. A number or literal running to the end of the text is taken as ending there.
+ * CUT. A number or literal running to the end of the bytes is taken as ending there.
  */
-export function skipValue(s: string, i: number): number {
-  if (i >= s.length) return CUT;
-  const c = s.charCodeAt(i);
-  if (c === QUOTE) return skipString(s, i);
-  if (c === 0x7b || c === 0x5b) return skipContainer(s, i);
+export function skipValue(b: Uint8Array, i: number): number {
+  if (i >= b.length) return CUT;
+  const c = b[i];
+  if (c === 0x22) return skipString(b, i);
+  if (c === 0x7b || c === 0x5b) return skipContainer(b, i);
   let j = i;
-  while (j < s.length) {
-    const d = s.charCodeAt(j);
+  while (j < b.length) {
+    const d = b[j];
     // Scalars (numbers, true, false, null) end at a delimiter or whitespace.
     if (d === 0x2c || d === 0x7d || d === 0x5d || d === 0x20 || d === 0x0a || d === 0x0d || d === 0x09) break;
-    if (d === QUOTE || d === 0x7b || d === 0x5b || d === 0x3a) return MALFORMED;
+    if (d === 0x22 || d === 0x7b || d === 0x5b || d === 0x3a) return MALFORMED;
     j++;
   }
   return j === i ? MALFORMED : j;
 }
 
-/** `s[i]` opens an object or array; the index just past its matching close, MALFORMED, or CUT. */
-function skipContainer(s: string, i: number): number {
+/** `b[i]` opens an object or array; the index just past its matching close, MALFORMED, or CUT. */
+function skipContainer(b: Uint8Array, i: number): number {
   const stack: number[] = [];
   let j = i;
-  while (j < s.length) {
-    const c = s.charCodeAt(j);
-    if (c === QUOTE) {
-      j = skipString(s, j);
+  while (j < b.length) {
+    const c = b[j] as number;
+    if (c === 0x22) {
+      j = skipString(b, j);
       if (j < 0) return j;
       continue;
     }
@@ -92,27 +95,26 @@ function skipContainer(s: string, i: number): number {
 }
 
 /**
- * The string value of the JSON string spanning `[start, end)`, or undefined when it is not a
- * valid string. Strings without escapes are sliced, not parsed.
+ * The string value of the JSON string spanning `[start, end)` (quotes included), or undefined when
+ * it is not a valid string. Strings without escapes are decoded as they are, not parsed.
  */
-export function readString(s: string, start: number, end: number): string | undefined {
+export function readString(b: Uint8Array, start: number, end: number): string | undefined {
   if (end < 0) return undefined;
-  const inner = s.slice(start + 1, end - 1);
-  if (!inner.includes('\\')) return inner;
+  if (!hasEscape(b, start, end)) return utf8(b, end - 1, start + 1);
   try {
-    const value: unknown = JSON.parse(s.slice(start, end));
+    const value: unknown = JSON.parse(utf8(b, end, start));
     return typeof value === 'string' ? value : undefined;
   } catch {
     return undefined;
   }
 }
 
-/** The string value starting at `s[i]`, or undefined when no valid string starts there. */
-export function readStringAt(s: string, i: number): string | undefined {
-  return s.charCodeAt(i) === QUOTE ? readString(s, i, skipString(s, i)) : undefined;
+/** The string value starting at `b[i]`, or undefined when no valid string starts there. */
+export function readStringAt(b: Uint8Array, i: number): string | undefined {
+  return b[i] === 0x22 ? readString(b, i, skipString(b, i)) : undefined;
 }
 
-/** One member of an object, as positions in the text. The value's end is found only when needed. */
+/** One member of an object, as positions in the bytes. The value's end is found only when needed. */
 export interface Member {
   key: string;
   keyStart: number;
@@ -122,21 +124,21 @@ export interface Member {
 }
 
 /**
- * Visit the members of the object opening at `s[start]` in order, until `visit` returns false.
+ * Visit the members of the object opening at `b[start]` in order, until `visit` returns false.
  * Answers the index just past the closing brace, {@link STOPPED}, {@link MALFORMED} or {@link CUT}. A value is
  * skipped only after its visit, so a visitor that stops at a member never pays for scanning it.
  *
  * @example
  * let kind: string | undefined;
- * scanObject(text, 0, (m) => {
- *   if (m.key === 'kind') kind = readString(text, m.valueStart, skipValue(text, m.valueStart));
+ * scanObject(bytes, 0, (m) => {
+ *   if (m.key === 'kind') kind = readStringAt(bytes, m.valueStart);
  *   return kind === undefined;
  * });
  */
-export function scanObject(s: string, start: number, visit: (member: Member) => boolean): number {
+export function scanObject(b: Uint8Array, start: number, visit: (member: Member) => boolean): number {
   let badKey = false as boolean;
-  const end = walkObject(s, start, (keyStart, keyEnd, valueStart, commaBefore) => {
-    const key = readString(s, keyStart, keyEnd);
+  const end = walkObject(b, start, (keyStart, keyEnd, valueStart, commaBefore) => {
+    const key = readString(b, keyStart, keyEnd);
     if (key === undefined) {
       badKey = true;
       return false;
@@ -146,9 +148,9 @@ export function scanObject(s: string, start: number, visit: (member: Member) => 
   return badKey ? MALFORMED : end;
 }
 
-/** Where a character is wanted at `s[i]` and is not there: CUT when the text has ended, else MALFORMED. */
-function badAt(s: string, i: number): number {
-  return i >= s.length ? CUT : MALFORMED;
+/** Where a byte is wanted at `b[i]` and is not there: CUT when the bytes have ended, else MALFORMED. */
+function badAt(b: Uint8Array, i: number): number {
+  return i >= b.length ? CUT : MALFORMED;
 }
 
 /**
@@ -158,51 +160,58 @@ function badAt(s: string, i: number): number {
  * object each time cost more than the walk.
  */
 export function walkObject(
-  s: string,
+  b: Uint8Array,
   start: number,
   visit: (keyStart: number, keyEnd: number, valueStart: number, commaBefore: number) => boolean,
 ): number {
-  if (s.charCodeAt(start) !== 0x7b) return badAt(s, start);
-  let i = skipWhitespace(s, start + 1);
-  if (s.charCodeAt(i) === 0x7d) return i + 1;
+  if (b[start] !== 0x7b) return badAt(b, start);
+  let i = skipWhitespace(b, start + 1);
+  if (b[i] === 0x7d) return i + 1;
   let commaBefore = -1;
   for (;;) {
-    if (s.charCodeAt(i) !== QUOTE) return badAt(s, i);
+    if (b[i] !== 0x22) return badAt(b, i);
     const keyStart = i;
-    const keyEnd = skipString(s, i);
+    const keyEnd = skipString(b, i);
     if (keyEnd < 0) return keyEnd;
-    i = skipWhitespace(s, keyEnd);
-    if (s.charCodeAt(i) !== 0x3a) return badAt(s, i);
-    const valueStart = skipWhitespace(s, i + 1);
+    i = skipWhitespace(b, keyEnd);
+    if (b[i] !== 0x3a) return badAt(b, i);
+    const valueStart = skipWhitespace(b, i + 1);
     // A visitor is shown only a value that has begun: one cut before it would read as absent.
-    if (valueStart >= s.length) return CUT;
+    if (valueStart >= b.length) return CUT;
     if (!visit(keyStart, keyEnd, valueStart, commaBefore)) return STOPPED;
-    const valueEnd = skipValue(s, valueStart);
+    const valueEnd = skipValue(b, valueStart);
     if (valueEnd < 0) return valueEnd;
-    i = skipWhitespace(s, valueEnd);
-    const c = s.charCodeAt(i);
+    i = skipWhitespace(b, valueEnd);
+    const c = b[i];
     if (c === 0x7d) return i + 1;
-    if (c !== 0x2c) return badAt(s, i);
+    if (c !== 0x2c) return badAt(b, i);
     commaBefore = i;
-    i = skipWhitespace(s, i + 1);
+    i = skipWhitespace(b, i + 1);
   }
 }
 
+/** Whether `b[start, end)` holds exactly the ASCII text `text`. */
+export function sameAscii(b: Uint8Array, start: number, end: number, text: string): boolean {
+  if (end - start !== text.length) return false;
+  for (let i = 0; i < text.length; i++) if (b[start + i] !== text.charCodeAt(i)) return false;
+  return true;
+}
+
 /**
- * Whether the key spanning `[keyStart, keyEnd)` (quotes included) is `name`, without making the
- * key's string when it is written plainly. A key written with escapes (always longer than what it
- * decodes to; the apiserver writes none) is decoded to be compared.
+ * Whether the key spanning `[keyStart, keyEnd)` (quotes included) is `name` (ASCII), without
+ * making the key's string when it is written plainly. A key written with escapes (always longer
+ * than what it decodes to; the apiserver writes none) is decoded to be compared.
  */
-export function keyIs(s: string, keyStart: number, keyEnd: number, name: string): boolean {
+export function keyIs(b: Uint8Array, keyStart: number, keyEnd: number, name: string): boolean {
   const length = keyEnd - keyStart;
-  if (length === name.length + 2) return s.startsWith(name, keyStart + 1);
+  if (length === name.length + 2) return sameAscii(b, keyStart + 1, keyEnd - 1, name);
   return (
-    length > name.length + 2 && hasEscape(s, keyStart, keyEnd) && readString(s, keyStart, keyEnd) === name
+    length > name.length + 2 && hasEscape(b, keyStart, keyEnd) && readString(b, keyStart, keyEnd) === name
   );
 }
 
 /** Whether the string spanning `[start, end)` (quotes included) holds a backslash escape. */
-export function hasEscape(s: string, start: number, end: number): boolean {
-  for (let i = start + 1; i < end - 1; i++) if (s.charCodeAt(i) === BACKSLASH) return true;
+export function hasEscape(b: Uint8Array, start: number, end: number): boolean {
+  for (let i = start + 1; i < end - 1; i++) if (b[i] === 0x5c) return true;
   return false;
 }

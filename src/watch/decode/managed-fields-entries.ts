@@ -9,7 +9,8 @@
  * decoded, so a caller that needs a value decodes its span (a few bytes) itself.
  */
 import { CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, OPEN_BRACE, OPEN_BRACKET, QUOTE } from './json-bytes.js';
-import { endOfString, endOfValue, sameAscii, skipSpace } from './managed-fields-span.js';
+import { endOfString, sameAscii, skipWhitespace } from './json-scanner.js';
+import { endOfValue } from './managed-fields-span.js';
 
 /** Where one entry's members are: `[start, end)` pairs, -1 when the member is absent. */
 export interface EntrySpans {
@@ -46,10 +47,10 @@ function emptySpans(): EntrySpans {
  */
 export function managedFieldsEntries(bytes: Uint8Array, from: number, to: number): EntrySpans[] | undefined {
   const entries: EntrySpans[] = [];
-  let i = skipSpace(bytes, from);
+  let i = skipWhitespace(bytes, from);
   if (bytes[i] === 0x6e) return entries; // null
   if (bytes[i] !== OPEN_BRACKET) return undefined;
-  i = skipSpace(bytes, i + 1);
+  i = skipWhitespace(bytes, i + 1);
   if (bytes[i] === CLOSE_BRACKET) return entries;
   while (i < to) {
     if (bytes[i] !== OPEN_BRACE) return undefined;
@@ -57,26 +58,26 @@ export function managedFieldsEntries(bytes: Uint8Array, from: number, to: number
     i = members(bytes, i + 1, entry);
     if (i < 0) return undefined;
     entries.push(entry);
-    i = skipSpace(bytes, i);
+    i = skipWhitespace(bytes, i);
     if (bytes[i] === CLOSE_BRACKET) return entries;
     if (bytes[i] !== COMMA) return undefined;
-    i = skipSpace(bytes, i + 1);
+    i = skipWhitespace(bytes, i + 1);
   }
   return undefined;
 }
 
 /** Read the members of the object whose `{` is just before `i`; the index past its `}`, or -1. */
 function members(bytes: Uint8Array, i: number, entry: EntrySpans): number {
-  i = skipSpace(bytes, i);
+  i = skipWhitespace(bytes, i);
   if (bytes[i] === CLOSE_BRACE) return i + 1;
   for (;;) {
     if (bytes[i] !== QUOTE) return -1;
     const keyStart = i + 1;
     const keyEnd = endOfString(bytes, keyStart);
     if (keyEnd < 0) return -1;
-    i = skipSpace(bytes, keyEnd + 1);
+    i = skipWhitespace(bytes, keyEnd + 1);
     if (bytes[i] !== COLON) return -1;
-    i = skipSpace(bytes, i + 1);
+    i = skipWhitespace(bytes, i + 1);
     const first = bytes[i];
     let valueEnd: number;
     if (first === QUOTE) {
@@ -94,10 +95,10 @@ function members(bytes: Uint8Array, i: number, entry: EntrySpans): number {
     } else {
       valueEnd = endOfScalar(bytes, i);
     }
-    i = skipSpace(bytes, valueEnd);
+    i = skipWhitespace(bytes, valueEnd);
     if (bytes[i] === CLOSE_BRACE) return i + 1;
     if (bytes[i] !== COMMA) return -1;
-    i = skipSpace(bytes, i + 1);
+    i = skipWhitespace(bytes, i + 1);
   }
 }
 

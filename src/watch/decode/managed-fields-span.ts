@@ -11,7 +11,6 @@
  */
 
 import {
-  BACKSLASH,
   CLOSE_BRACE,
   CLOSE_BRACKET,
   COLON,
@@ -21,6 +20,7 @@ import {
   OPEN_BRACKET,
   QUOTE,
 } from './json-bytes.js';
+import { endOfString, sameAscii, skipWhitespace } from './json-scanner.js';
 
 const KEY = Buffer.from('"managedFields":');
 
@@ -39,7 +39,7 @@ export function managedFieldsSpan(
   const [at, , valueEnd] = member;
   const before = skipSpaceBack(bytes, at - 1);
   if (bytes[before] === COMMA) return [before, valueEnd];
-  const after = skipSpace(bytes, valueEnd);
+  const after = skipWhitespace(bytes, valueEnd);
   if (bytes[after] === COMMA) return [at, after + 1];
   return [at, valueEnd];
 }
@@ -79,7 +79,7 @@ function locateMember(bytes: Uint8Array, parents: readonly string[]): [number, n
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const at = buf.indexOf(KEY);
   if (at < 0 || !enclosedBy(bytes, at, parents)) return undefined;
-  const valueStart = skipSpace(bytes, at + KEY.length);
+  const valueStart = skipWhitespace(bytes, at + KEY.length);
   const valueEnd = endOfValue(bytes, valueStart);
   return valueEnd < 0 ? undefined : [at, valueStart, valueEnd];
 }
@@ -132,16 +132,6 @@ function enclosedBy(bytes: Uint8Array, at: number, parents: readonly string[]): 
   return true;
 }
 
-/** Index of the closing quote of the string whose content starts at `i`, or -1. */
-export function endOfString(bytes: Uint8Array, i: number): number {
-  for (; i < bytes.length; i++) {
-    const b = bytes[i];
-    if (b === QUOTE) return i;
-    if (b === BACKSLASH) i++;
-  }
-  return -1;
-}
-
 /** Index just past the array, object or `null` starting at `i`, or -1 when it is anything else. */
 export function endOfValue(bytes: Uint8Array, i: number): number {
   const first = bytes[i];
@@ -162,18 +152,7 @@ export function endOfValue(bytes: Uint8Array, i: number): number {
   return -1;
 }
 
-export function skipSpace(bytes: Uint8Array, i: number): number {
-  while (i < bytes.length && isJsonWhitespace(bytes[i] as number)) i++;
-  return i;
-}
-
 function skipSpaceBack(bytes: Uint8Array, i: number): number {
   while (i > 0 && isJsonWhitespace(bytes[i] as number)) i--;
   return i;
-}
-
-export function sameAscii(bytes: Uint8Array, start: number, end: number, text: string): boolean {
-  if (end - start !== text.length) return false;
-  for (let i = 0; i < text.length; i++) if (bytes[start + i] !== text.charCodeAt(i)) return false;
-  return true;
 }

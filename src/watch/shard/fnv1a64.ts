@@ -12,6 +12,8 @@
 const encoder = new TextEncoder();
 /** Scratch for making the bigint: from two 32-bit halves it is quicker than bigint shifts. */
 const scratch = new DataView(new ArrayBuffer(8));
+/** The last hash's low and high 32 bits. */
+const state = new Uint32Array(2);
 
 /**
  * The 64-bit FNV-1a hash of `value`'s UTF-8 bytes, as an unsigned bigint.
@@ -22,6 +24,8 @@ const scratch = new DataView(new ArrayBuffer(8));
  */
 export function fnv1a64(value: string): bigint {
   hashInto(value);
+  scratch.setUint32(0, state[0] as number, true);
+  scratch.setUint32(4, state[1] as number, true);
   return scratch.getBigUint64(0, true);
 }
 
@@ -31,11 +35,11 @@ export function fnv1a64(value: string): bigint {
  */
 export function fnv1a64Halves(value: string, out: Uint32Array): void {
   hashInto(value);
-  out[0] = scratch.getUint32(4, true);
-  out[1] = scratch.getUint32(0, true);
+  out[0] = state[1] as number;
+  out[1] = state[0] as number;
 }
 
-/** The hash of `value` into {@link scratch}, little-endian. */
+/** The hash of `value` into {@link state}. */
 function hashInto(value: string): void {
   // Uids and namespaces are ASCII, where a string's char codes are its UTF-8 bytes; anything else
   // is encoded once (lone surrogates become U+FFFD, as Go's JSON decoding makes them).
@@ -66,8 +70,8 @@ function hashInto(value: string): void {
     h2 = t2 & 0xffff;
     h3 = t3 & 0xffff;
   }
-  scratch.setUint32(0, h1 * 0x10000 + h0, true);
-  scratch.setUint32(4, h3 * 0x10000 + h2, true);
+  state[0] = h1 * 0x10000 + h0;
+  state[1] = h3 * 0x10000 + h2;
 }
 
 /** {@link fnv1a64} as 16 lower-case hex digits, as the apiserver writes it. */

@@ -42,7 +42,7 @@ test('managedFields is cut from the text when it is the first, a middle, the las
     ['{"metadata":{ "managedFields":[{}] }}', '{"metadata":{  }}'],
   ];
   for (const [input, output] of cases) {
-    assert.equal(cutMember(input, 0, ['metadata', 'managedFields']), output);
+    assert.equal(cutMember(Buffer.from(input), 0, ['metadata', 'managedFields'])?.toString(), output);
     assert.deepEqual(parseWithoutManagedFields(input, 'object'), parseThenDelete(input, false));
   }
 });

@@ -2,10 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   objectPeekOf,
-  peekBytes,
+  peekFields,
   peekObject,
   peekWatchEvent,
-  PEEK_PREFIX_BYTES,
+  type ObjectPeek,
 } from '../../../src/watch/decode/peek.js';
 import { realisticPod } from './fixtures.js';
 
@@ -49,13 +49,17 @@ const tricky: [string, string][] = [
 
 for (const [what, line] of tricky) {
   test(`peeking a watch event with ${what} agrees with a full parse`, () => {
-    assert.deepEqual(peekWatchEvent(line), parsedPeek(line));
+    assert.deepEqual(peekWatchEvent(Buffer.from(line)), parsedPeek(line));
   });
 }
 
 test('peeking reads the outer metadata, not a nested one or a string that looks like one', () => {
   const line = tricky[1]?.[1] ?? '';
-  assert.deepEqual(peekWatchEvent(line), { type: 'MODIFIED', resourceVersion: '3', name: 'outer' });
+  assert.deepEqual(peekWatchEvent(Buffer.from(line)), {
+    type: 'MODIFIED',
+    resourceVersion: '3',
+    name: 'outer',
+  });
 });
 
 const unsure: [string, string][] = [
@@ -76,14 +80,14 @@ const unsure: [string, string][] = [
 
 for (const [what, line] of unsure) {
   test(`peeking a line with ${what} answers undefined rather than guessing`, () => {
-    assert.equal(peekWatchEvent(line), undefined);
+    assert.equal(peekWatchEvent(Buffer.from(line)), undefined);
   });
 }
 
 test('peekObject reads a bare object, such as a list item', () => {
   const pod = realisticPod('web-1', '9', 'prod');
   const meta = pod.metadata as Record<string, string>;
-  assert.deepEqual(peekObject(JSON.stringify(pod)), {
+  assert.deepEqual(peekObject(Buffer.from(JSON.stringify(pod))), {
     name: 'web-1',
     namespace: 'prod',
     uid: meta.uid,
@@ -93,79 +97,36 @@ test('peekObject reads a bare object, such as a list item', () => {
 
 test('peeking reads only as far as it needs, leaving damage after the wanted fields to the parse', () => {
   const line = '{"type":"ADDED","object":{"metadata":{"name":"a"},"spec":{"x":';
-  assert.deepEqual(peekWatchEvent(line), { type: 'ADDED', name: 'a' });
+  assert.deepEqual(peekWatchEvent(Buffer.from(line)), { type: 'ADDED', name: 'a' });
   assert.throws(() => JSON.parse(line), SyntaxError);
 });
 
-test('a peek of raw bytes reads a decoded prefix when that settles it, and the whole text when it does not', () => {
-  const [first, longest] = PEEK_PREFIX_BYTES;
-  const filler = 'x'.repeat(longest * 2);
-  const namespaced = `{"kind":"Pod","metadata":{"name":"a","namespace":"n","uid":"u","resourceVersion":"7","labels":{"l":"${filler}"}}}`;
-  let wholeReads = 0;
-  const whole = (text: string) => (): string => {
-    wholeReads++;
-    return text;
-  };
-  assert.deepEqual(peekBytes(Buffer.from(namespaced), peekObject, whole(namespaced)), {
-    name: 'a',
-    namespace: 'n',
+test('a peek told which fields to read reads only those, and stops as soon as it has them', () => {
+  const filler = 'x'.repeat(4096);
+  // Cluster-scoped: no namespace. Read whole, the peek must reach the metadata's end to know.
+  const node = `{"kind":"Node","metadata":{"name":"a","uid":"u","resourceVersion":"7","labels":{"l":"${filler}"}}}`;
+  const uidAndVersion = peekFields(['uid', 'resourceVersion']);
+  assert.deepEqual(peekObject(Buffer.from(node)), { name: 'a', uid: 'u', resourceVersion: '7' });
+  assert.deepEqual(peekObject(Buffer.from(node), uidAndVersion), { uid: 'u', resourceVersion: '7' });
+  // Cut inside the labels: every field is not settled (the namespace might follow), the two are.
+  const cut = Buffer.from(node).subarray(0, 200);
+  assert.equal(peekObject(cut), undefined);
+  assert.deepEqual(peekObject(cut, uidAndVersion), { uid: 'u', resourceVersion: '7' });
+  const event = Buffer.from(`{"type":"MODIFIED","object":${node}}`).subarray(0, 220);
+  assert.deepEqual(peekWatchEvent(event, uidAndVersion), {
+    type: 'MODIFIED',
     uid: 'u',
     resourceVersion: '7',
   });
-  assert.equal(wholeReads, 0, 'the prefix settled it');
-  // Cluster-scoped: no namespace, so the scan of the prefix runs off its end inside the metadata.
-  // No `"namespace"` key and no \u escape anywhere in the bytes: the prefix settles it.
-  const clusterScoped = `{"kind":"Node","metadata":{"name":"a","uid":"u","resourceVersion":"7","labels":{"l":"${filler}"}}}`;
-  assert.deepEqual(peekBytes(Buffer.from(clusterScoped), peekObject, whole(clusterScoped)), {
-    name: 'a',
-    uid: 'u',
-    resourceVersion: '7',
-  });
-  assert.equal(wholeReads, 0, 'a missing namespace was settled from the bytes');
-  // The key further on, or an escape that could spell it: only the whole text can say.
-  for (const [later, namespace] of [
-    [
-      `{"kind":"Node","metadata":{"name":"a","uid":"u","resourceVersion":"7","labels":{"l":"${filler}"},"namespace":"late"}}`,
-      'late',
-    ],
-    [
-      `{"kind":"Node","metadata":{"name":"a","uid":"u","resourceVersion":"7","labels":{"l":"${filler}"},"n\\u0061mespace":"late"}}`,
-      'late',
-    ],
-    [
-      `{"kind":"Node","metadata":{"name":"a","uid":"u","resourceVersion":"7","labels":{"l":"${filler}"},"namespace"\t :"late"}}`,
-      'late',
-    ],
-    [
-      `{"kind":"ClusterRoleBinding","metadata":{"name":"a","uid":"u","resourceVersion":"7","labels":{"l":"${filler}"}},"subjects":[{"namespace":"s"}]}`,
-      undefined,
-    ],
-  ] as const) {
-    const reads: number = wholeReads;
-    assert.equal(peekBytes(Buffer.from(later), peekObject, whole(later))?.namespace, namespace);
-    assert.equal(wholeReads, reads + 1);
+  assert.equal(peekWatchEvent(event), undefined);
+  // A field written after the long member is still found, as whatever it is written as.
+  for (const key of ['namespace', 'n\\u0061mespace']) {
+    const late = `{"metadata":{"name":"a","labels":{"l":"${filler}"},"${key}":"late"}}`;
+    assert.deepEqual(peekObject(Buffer.from(late), peekFields(['namespace'])), { namespace: 'late' });
   }
-  // "namespace" written only as a string value (a pod template's downward API path): still absent.
-  const valueOnly = `{"kind":"Node","metadata":{"name":"a","uid":"u","resourceVersion":"7","labels":{"l":"${filler}"}},"spec":{"items":[{"path":"namespace"}]}}`;
-  const reads: number = wholeReads;
-  assert.equal(peekBytes(Buffer.from(valueOnly), peekObject, whole(valueOnly))?.name, 'a');
-  assert.equal(wholeReads, reads, 'a string value is not a key');
-  // A name longer than the first prefix: the second settles it.
-  const longish = 'n'.repeat(first);
-  const second = `{"kind":"Pod","metadata":{"name":"${longish}","namespace":"n","uid":"u","resourceVersion":"7","labels":{"l":"${filler}"}}}`;
-  assert.equal(peekBytes(Buffer.from(second), peekObject, whole(second))?.name, longish);
-  assert.equal(wholeReads, 4, 'the second prefix settled it');
-  // A name cut by both prefixes, in the middle of a multi-byte character.
-  const longName = 'é'.repeat(longest);
-  const cut = `{"type":"ADDED","object":{"metadata":{"name":"${longName}","namespace":"n","uid":"u","resourceVersion":"7"}}}`;
-  assert.deepEqual(peekBytes(Buffer.from(cut), peekWatchEvent, whole(cut)), {
-    type: 'ADDED',
-    name: longName,
-    namespace: 'n',
-    uid: 'u',
-    resourceVersion: '7',
-  });
-  assert.equal(wholeReads, 5);
+  // "namespace" as a key of another object, or as a string value, is not the metadata's.
+  const other = `{"kind":"ClusterRoleBinding","metadata":{"name":"b","uid":"u"},"subjects":[{"namespace":"s","path":"namespace"}]}`;
+  assert.deepEqual(peekObject(Buffer.from(other)), { name: 'b', uid: 'u' });
 });
 
 test('a metadata key written with escapes is read as what it decodes to, whatever its written length', () => {
@@ -176,11 +137,11 @@ test('a metadata key written with escapes is read as what it decodes to, whateve
     '{"\\u0074ype":"ADDED","\\u006fbject":{"\\u006detadata":{"name":"a","namespace":"n","uid":"u","resourceVersion":"1"}}}',
   ]) {
     const parsed = JSON.parse(line) as { type: string; object: { metadata: Record<string, string> } };
-    assert.deepEqual(peekWatchEvent(line), { type: parsed.type, ...parsed.object.metadata });
+    assert.deepEqual(peekWatchEvent(Buffer.from(line)), { type: parsed.type, ...parsed.object.metadata });
   }
 });
 
-test('a peek of any prefix of an object or event is either unsure or what the whole text parses to', () => {
+test('a peek of any prefix of an object or event, of every field or a few, is unsure or what the whole parses to', () => {
   const filler = 'é'.repeat(40);
   const pod = realisticPod('web-0', '77', 'prod');
   const node: Record<string, unknown> = { ...realisticPod('node-1', '78'), kind: 'Node' };
@@ -201,23 +162,33 @@ test('a peek of any prefix of an object or event is either unsure or what the wh
   const objects = [pod, node, binding, escaped, late].map((object) =>
     JSON.stringify(object).replaceAll('<&>', '\\u003c&>'),
   );
-  let settled = 0;
+  const fieldSets: (keyof ObjectPeek)[][] = [
+    ['resourceVersion', 'name', 'namespace', 'uid'],
+    ['uid', 'resourceVersion'],
+    ['namespace', 'resourceVersion'],
+  ];
+  const settled = new Map<string, number>();
   for (const text of objects) {
     const bytes = Buffer.from(text);
-    const expected = objectPeekOf(JSON.parse(text));
-    const event = `{"type":"MODIFIED","object":${text}}`;
-    const eventBytes = Buffer.from(event);
-    const expectedEvent = { type: 'MODIFIED', ...expected };
-    // Every cut, by bytes (the decoded prefix may end in a broken character) as peekBytes makes them.
-    for (let cut = 0; cut < bytes.length; cut++) {
-      const peek = peekObject(bytes.toString('utf8', 0, cut), bytes);
-      if (peek !== undefined) {
-        settled++;
-        assert.deepEqual(peek, expected, `object cut at byte ${cut}`);
+    const parsed = objectPeekOf(JSON.parse(text));
+    const eventBytes = Buffer.from(`{"type":"MODIFIED","object":${text}}`);
+    for (const fields of fieldSets) {
+      const expected: ObjectPeek = {};
+      for (const field of fields) if (parsed[field] !== undefined) expected[field] = parsed[field];
+      const bits = peekFields(fields);
+      // Every cut, by bytes: a prefix may end in the middle of a multi-byte character.
+      for (let cut = 0; cut <= bytes.length; cut++) {
+        const peek = peekObject(bytes.subarray(0, cut), bits);
+        if (peek !== undefined) {
+          settled.set(fields.join(), (settled.get(fields.join()) ?? 0) + 1);
+          assert.deepEqual(peek, expected, `object cut at byte ${cut}, reading ${fields.join()}`);
+        }
+        const eventPeek = peekWatchEvent(eventBytes.subarray(0, cut + 28), bits);
+        if (eventPeek !== undefined)
+          assert.deepEqual(eventPeek, { type: 'MODIFIED', ...expected }, `event cut at ${cut + 28}`);
       }
-      const eventPeek = peekWatchEvent(eventBytes.toString('utf8', 0, cut), eventBytes);
-      if (eventPeek !== undefined) assert.deepEqual(eventPeek, expectedEvent, `event cut at byte ${cut}`);
+      assert.deepEqual(peekObject(bytes, bits), expected, 'the whole object settles it');
     }
   }
-  assert.ok(settled > 0, 'some prefixes settle');
+  assert.equal(settled.size, fieldSets.length, 'some prefixes settle, for every set of fields');
 });

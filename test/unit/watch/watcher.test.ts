@@ -726,3 +726,55 @@ test('a relist after a resume with two incarnations of one name keeps the listed
   assert.equal(run.watcher.status().objects, 1);
   await stop(run);
 });
+
+test('a scope filter that says what it reads is shown only that on a live watch, every field on a list', async () => {
+  const clock = new FakeClock();
+  const other = (name: string, rv: string): object => {
+    const object = pod(name, rv) as { metadata: Record<string, unknown> };
+    return { ...object, metadata: { ...object.metadata, namespace: 'other' } };
+  };
+  const transport = new FakeTransport(
+    [
+      { list: { items: [pod('a', '10'), other('b', '10')], resourceVersion: '10' } },
+      { events: [ev('MODIFIED', other('b', '11')), ev('MODIFIED', pod('a', '12'))], then: 'hang' },
+    ],
+    clock,
+  );
+  const peeks: object[] = [];
+  const watcher = watch({
+    transport,
+    path: '/api/v1/pods',
+    clock,
+    random: () => 0.5,
+    watchList: false,
+    accept: (peek) => {
+      peeks.push({ ...peek });
+      return peek.namespace === 'ns';
+    },
+    acceptReads: ['namespace'],
+  });
+  const events: WatcherEvent[] = [];
+  const done = (async () => {
+    for await (const e of watcher) events.push(e);
+  })();
+  for (let waited = 0; !events.some((e) => e.type === 'modified'); waited += 100) {
+    if (waited > 600_000) assert.fail(`no modified event; peeks: ${JSON.stringify(peeks)}`);
+    await clock.tick(100);
+  }
+  assert.deepEqual(
+    events.filter((e) => e.type !== 'listing').map((e) => e.type),
+    ['initial', 'synced', 'modified'],
+  );
+  // The list compares every item with what is known, so it reads every field; the live watch
+  // reads the namespace the filter asked for and the resourceVersion the watcher moves on with.
+  assert.deepEqual(peeks, [
+    { namespace: 'ns', name: 'a', uid: 'uid-a', resourceVersion: '10' },
+    { namespace: 'other', name: 'b', uid: 'uid-b', resourceVersion: '10' },
+    { type: 'MODIFIED', namespace: 'other', resourceVersion: '11' },
+    { type: 'MODIFIED', namespace: 'ns', resourceVersion: '12' },
+  ]);
+  assert.equal(watcher.status().resourceVersion, '12');
+  watcher.close();
+  await clock.tick(1);
+  await done;
+});

@@ -33,7 +33,8 @@ export interface Usage {
 export const MESSAGE = {
   watching: 'watching this replica’s parts of the hash space',
   server: 'the server filters by the shard selector',
-  client: /does not echo the shard selector/,
+  // Both the answer without an echo and a probe that failed leave the replica filtering by hash.
+  client: /filtering by hash before parsing/,
   serving: 'serving /healthz, /readyz and /metrics',
 } as const;
 

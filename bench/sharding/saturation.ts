@@ -283,8 +283,15 @@ async function runOne(lab: Lab, setup: Setup, round: number): Promise<ChildOutco
   try {
     const identities = replicas.map((r) => r.identity);
     await waitFor(
-      setup.sharded ? `${setup.replicas} replicas each watching its parts among all, synced` : 'synced',
-      () => replicas.every((r) => (setup.sharded ? r.watchingAmong(identities) : r.synced())),
+      setup.sharded
+        ? `${setup.replicas} replicas each watching its parts among all, synced, and saying how it filters`
+        : 'synced',
+      // A sharded replica has also said how it filters: a watcher replaced while it was still asking
+      // the server says nothing, and its successor's answer may come after another's 'synced'.
+      () =>
+        replicas.every((r) =>
+          setup.sharded ? r.watchingAmong(identities) && r.filtering() !== undefined : r.synced(),
+        ),
       SETTLE_MS,
       replicas,
     );

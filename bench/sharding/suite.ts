@@ -162,7 +162,11 @@ async function settle(
   const identities = replicas.map((r) => r.identity);
   await waitFor(
     setup.sharded ? `${setup.replicas} replicas each watching its parts among all, synced` : 'synced',
-    () => replicas.every((r) => (setup.sharded ? r.watchingAmong(identities) : r.synced())),
+    // A sharded replica has also said how it filters (see saturation.ts).
+    () =>
+      replicas.every((r) =>
+        setup.sharded ? r.watchingAmong(identities) && r.filtering() !== undefined : r.synced(),
+      ),
     SETTLE_MS,
     replicas,
   );

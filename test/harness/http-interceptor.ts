@@ -5,7 +5,14 @@
  * the call. It places a fault exactly between two calls a real server would have answered, which
  * the server itself cannot be asked to do. `seen` lists what came through.
  */
-import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  Agent,
+  createServer,
+  request,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 
 export interface Trap {
   method: string;
@@ -18,6 +25,12 @@ export interface Trap {
 export class HttpInterceptor {
   readonly #server: Server;
   readonly #target: URL;
+  /**
+   * The proxy's own connections to the real server, closed with it. A forwarded answer whose
+   * client went away (a SIGKILLed Raven) stops flowing and keeps its socket out of the pool: on the
+   * shared global agent that socket held the test's process open until the server timed it out.
+   */
+  readonly #agent = new Agent({ keepAlive: true });
   #trap: Trap | undefined;
   /** Requests seen (forwarded or trapped), `METHOD path` without query. */
   readonly seen: string[] = [];
@@ -53,6 +66,7 @@ export class HttpInterceptor {
   async close(): Promise<void> {
     this.#server.closeAllConnections();
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    this.#agent.destroy();
   }
 
   #handle(req: IncomingMessage, res: ServerResponse): void {
@@ -67,6 +81,7 @@ export class HttpInterceptor {
     }
     const upstream = request(
       {
+        agent: this.#agent,
         host: this.#target.hostname,
         port: this.#target.port,
         method: req.method,
@@ -79,6 +94,11 @@ export class HttpInterceptor {
       },
     );
     upstream.on('error', () => res.destroy());
+    // A client gone before its answer was through: the rest of the answer is not read, so the
+    // upstream connection is dropped rather than left holding an unfinished response.
+    res.on('close', () => {
+      if (!res.writableFinished) upstream.destroy();
+    });
     req.pipe(upstream);
   }
 }

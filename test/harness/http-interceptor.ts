@@ -90,6 +90,8 @@ export class HttpInterceptor {
       },
       (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
+        // An answer cut short (its upstream dropped below) reports the cut as an error.
+        answer.on('error', () => res.destroy());
         answer.pipe(res);
       },
     );
